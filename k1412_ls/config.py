@@ -1,0 +1,218 @@
+"""Configuration: one fully defaulted pydantic tree, loaded once from TOML.
+
+Search order (SPEC §5): ``--config FILE``, ``$K1412_CONFIG``,
+``<workspace>/.k1412/config.toml``, ``$XDG_CONFIG_HOME/k1412/config.toml``;
+built-in defaults otherwise. A file can add or override providers and models.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class ConfigError(Exception):
+    """A configuration problem, stated as one sentence for the user."""
+
+
+class ProviderSpec(BaseModel):
+    """An OpenAI-compatible endpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str
+    api_key_env: str | None = None
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+
+
+class ModelSpec(BaseModel):
+    """The single source of truth for one model the agent can use."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = ""
+    provider: str
+    provider_model: str
+    thinking: bool = False
+    thinking_label: str = ""
+    reasoning_effort: str | None = None
+    max_output_tokens: int = Field(default=4096, gt=0)
+    max_iterations: int = Field(default=30, gt=0, le=1000)
+    context_chars: int = Field(default=120_000, gt=0)
+
+
+BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
+    "openai": {"base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY"},
+    "deepseek": {"base_url": "https://api.deepseek.com", "api_key_env": "DEEPSEEK_API_KEY", "timeout_s": 600.0},
+    # llama.cpp's llama-server, Ollama (port 11434) and vLLM (port 8000) all speak /v1;
+    # local servers need no key.
+    "local": {"base_url": "http://127.0.0.1:8080/v1"},
+}
+
+# Luna, Terra and Sol are three different local models, each with its own
+# thinking flag; they are not three effort levels of one model.
+BUILTIN_MODELS: dict[str, dict[str, Any]] = {
+    "luna": {
+        "provider": "local",
+        "provider_model": "qwen2.5-coder-7b-instruct",
+        "thinking": False,
+        "max_output_tokens": 4096,
+        "max_iterations": 30,
+        "context_chars": 60_000,
+    },
+    "terra": {
+        "provider": "local",
+        "provider_model": "qwen3-coder-30b-a3b-instruct",
+        "thinking": False,
+        "max_output_tokens": 8192,
+        "max_iterations": 40,
+        "context_chars": 120_000,
+    },
+    "sol": {
+        "provider": "local",
+        "provider_model": "gpt-oss-20b",
+        "thinking": True,
+        "thinking_label": "Reasoning",
+        "reasoning_effort": "high",
+        "max_output_tokens": 16384,
+        "max_iterations": 50,
+        "context_chars": 200_000,
+    },
+    "deepseek-v4-pro": {
+        "provider": "deepseek",
+        "provider_model": "deepseek-v4-pro",
+        "thinking": True,
+        "thinking_label": "Thinking (max)",
+        "reasoning_effort": "max",
+        "max_output_tokens": 32768,
+        "max_iterations": 60,
+        "context_chars": 400_000,
+    },
+}
+
+
+class K1412Config(BaseModel):
+    """The whole configuration tree; every field has a default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default_model: str = "luna"
+    providers: dict[str, ProviderSpec] = Field(default_factory=dict)
+    models: dict[str, ModelSpec] = Field(default_factory=dict)
+    source: str = Field(default="built-in defaults", exclude=True)
+
+    def model_spec(self, model_id: str | None = None) -> ModelSpec:
+        """Return the ModelSpec for ``model_id`` (or the default), or raise ConfigError."""
+        wanted = model_id or self.default_model
+        spec = self.models.get(wanted)
+        if spec is None:
+            known = ", ".join(sorted(self.models))
+            raise ConfigError(f"Unknown model '{wanted}'; known models: {known}.")
+        if spec.provider not in self.providers:
+            raise ConfigError(
+                f"Model '{wanted}' names provider '{spec.provider}', which is not configured ({self.source})."
+            )
+        return spec
+
+    def provider_for(self, spec: ModelSpec) -> ProviderSpec:
+        return self.providers[spec.provider]
+
+
+def _merge(builtin: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    merged = {key: dict(value) for key, value in builtin.items()}
+    for key, value in overrides.items():
+        if isinstance(value, dict):
+            merged[key] = {**merged.get(key, {}), **value}
+        else:
+            merged[key] = value  # let validation name the bad key
+    return merged
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(part) for part in err["loc"]) or "(top level)"
+    return f"key '{where}': {err['msg']}"
+
+
+def build_config(data: dict[str, Any], source: str = "built-in defaults") -> K1412Config:
+    """Validate raw TOML data merged over the built-in catalogue."""
+    raw = dict(data)
+    raw["providers"] = _merge(BUILTIN_PROVIDERS, raw.get("providers") or {})
+    raw["models"] = _merge(BUILTIN_MODELS, raw.get("models") or {})
+    for model_id, model in raw["models"].items():
+        if isinstance(model, dict):
+            model["id"] = model_id
+    try:
+        config = K1412Config.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"Invalid configuration in {source}: {_first_error(exc)}.") from None
+    config.source = source
+    for model_id, spec in config.models.items():
+        if spec.provider not in config.providers:
+            raise ConfigError(
+                f"Invalid configuration in {source}: key 'models.{model_id}.provider' names unknown provider "
+                f"'{spec.provider}'."
+            )
+    return config
+
+
+def find_config_file(explicit: str | None, workspace: Path | None) -> Path | None:
+    """Return the first configuration file of the SPEC §5 search order, if any."""
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"Configuration file {path} does not exist.")
+        return path
+    env_path = os.environ.get("K1412_CONFIG")
+    if env_path:
+        path = Path(env_path).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"Configuration file {path} (from $K1412_CONFIG) does not exist.")
+        return path
+    candidates: list[Path] = []
+    if workspace is not None:
+        candidates.append(workspace / ".k1412" / "config.toml")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    candidates.append(Path(xdg) / "k1412" / "config.toml")
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def load_config(explicit: str | None = None, workspace: Path | None = None) -> K1412Config:
+    """Load the configuration, raising ConfigError with one sentence on any problem."""
+    path = find_config_file(explicit, workspace)
+    if path is None:
+        return build_config({})
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Invalid TOML in {path}: {exc}.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read configuration file {path}: {exc}.") from None
+    return build_config(data, source=str(path))
+
+
+def state_dir() -> Path:
+    """The state directory: ``$K1412_HOME``, else ``$XDG_DATA_HOME/k1412``."""
+    home = os.environ.get("K1412_HOME")
+    if home:
+        return Path(home).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg) / "k1412"
+
+
+def api_key_for(provider: ProviderSpec, provider_name: str) -> str | None:
+    """Read the provider's key from its environment variable; None when it sends no key."""
+    if not provider.api_key_env:
+        return None
+    key = os.environ.get(provider.api_key_env)
+    if not key:
+        raise ConfigError(
+            f"Provider '{provider_name}' needs an API key: set the environment variable {provider.api_key_env}."
+        )
+    return key
+

@@ -1,0 +1,87 @@
+"""The port between the loop and a chat model. Adapters live in ``k1412_ls.models``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from k1412_ls.config import ModelSpec
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call of a model reply; ``arguments`` is always a JSON object."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str = ""
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+        }
+
+
+@dataclass
+class ModelReply:
+    """A complete, dispatchable reply.
+
+    ``reasoning_content`` is hidden reasoning: it is carried back to providers
+    that require it on tool-call turns and is never published.
+    """
+
+    content: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str = "stop"
+    usage: Usage = field(default_factory=Usage)
+    reasoning_content: str | None = None
+
+    def assistant_message(self, carry_reasoning: bool) -> dict[str, Any]:
+        """The assistant message to append to the transcript for the next request."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": call.id, "type": "function",
+                 "function": {"name": call.name, "arguments": call.raw_arguments or json.dumps(call.arguments, ensure_ascii=False)}}
+                for call in self.tool_calls
+            ]
+        if carry_reasoning and self.reasoning_content is not None and self.tool_calls:
+            message["reasoning_content"] = self.reasoning_content
+        return message
+
+
+class ModelError(Exception):
+    """A failed model request, carrying one sanitized line (never headers, never keys)."""
+
+
+class MalformedReply(ModelError):
+    """The reply cannot be dispatched: cut off, or tool arguments that are not a JSON object."""
+
+
+class ChatModel(Protocol):
+    """What the loop needs from a model."""
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], spec: ModelSpec) -> ModelReply:
+        ...
+
+    @property
+    def carries_reasoning(self) -> bool:
+        """True when the provider requires ``reasoning_content`` back on tool-call turns."""
+        ...
+

@@ -1,0 +1,60 @@
+"""Evidence facts: what a tool result tells the event log (and so the evidence gate).
+
+Facts go into the ``tool.completed`` payload under ``facts``; the evidence
+ledger reads only events, so a live run and a replay judge the same facts.
+They are public: paths, hashes, sizes, exit codes, redacted output excerpts
+and numeric tokens, never write bodies. Kinds:
+
+- ``write``: ``writes`` = [{path, action (create|update|delete|move), sha256,
+  bytes, numbers, from?}], ``unchanged`` (bool) when a write was skipped as identical;
+- ``read``: ``paths`` read (file contents seen);
+- ``inspect``: ``paths`` listed, stat'ed or searched;
+- ``exec``: ``command``, ``cwd``, ``exit_code`` (None when killed), ``timed_out``,
+  ``cancelled``, ``output`` (excerpt), ``numbers`` (from the whole output);
+- ``process``: ``process_id``, ``command``, ``status`` (running|exited|killed),
+  ``exit_code``, ``output`` (excerpt of new output), ``numbers``; ``op`` is
+  start|poll|cancel;
+- ``git``: ``op`` (status|diff), ``paths`` touched by the diff/status;
+- ``state``: plan/memory operations (no evidence value);
+- ``delegate``: ``agent_id``, ``status`` of a sub-agent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from k1412_ls.core.numbers import extract_numbers
+
+EXCERPT_CHARS = 4000
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """Head and tail of ``text`` within ``limit`` characters (errors live in the tail)."""
+    if len(text) <= limit:
+        return text
+    head = limit // 4
+    tail = limit - head
+    omitted = len(text) - head - tail
+    return f"{text[:head]}\n…[{omitted} characters omitted]…\n{text[-tail:]}"
+
+
+def write_entry(path: str, text: str | None, action: str, **extra: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"path": path, "action": action}
+    if text is not None:
+        data = text.encode("utf-8", "surrogatepass")
+        entry.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), numbers=extract_numbers(text, 200))
+    entry.update(extra)
+    return entry
+
+
+def write_facts(entries: list[dict[str, Any]], unchanged: bool = False) -> dict[str, Any]:
+    return {"kind": "write", "writes": entries, "unchanged": unchanged}
+
+
+def exec_facts(command: str, cwd: str, exit_code: int | None, output: str, *, timed_out: bool = False,
+               cancelled: bool = False) -> dict[str, Any]:
+    return {
+        "kind": "exec", "command": command, "cwd": cwd, "exit_code": exit_code, "timed_out": timed_out,
+        "cancelled": cancelled, "output": excerpt(output), "numbers": extract_numbers(output),
+    }
