@@ -1,0 +1,21 @@
+"""Every LSP method, command and setting name K1412 uses; mirrored by the editor clients."""
+
+from __future__ import annotations
+
+SERVER_NAME = "k1412-ls"
+
+CMD_RUN_TASK = "k1412.runTask"
+CMD_DELEGATE = "k1412.delegate"
+CMD_CANCEL_RUN = "k1412.cancelRun"
+CMD_LIST_MODELS = "k1412.listModels"
+COMMANDS = (CMD_RUN_TASK, CMD_DELEGATE, CMD_CANCEL_RUN, CMD_LIST_MODELS)
+
+NOTIFY_EVENT = "k1412/event"
+
+CODE_ACTION_DELEGATE_TITLE = "K1412: delegate to sub-agent"
+
+SETTINGS_SECTION = "k1412"
+SETTING_MODEL = "model"
+SETTING_CONFIG_PATH = "configPath"
+SETTING_USER = "user"
+SETTING_CONFIRM_EDITS = "confirmEdits"
