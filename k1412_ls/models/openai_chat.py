@@ -1,0 +1,311 @@
+"""The chat model adapter over the official ``openai`` SDK (the only module that imports it).
+
+One class, :class:`OpenAIChatModel`, implements the ``ChatModel`` port for
+every OpenAI-compatible endpoint: OpenAI, DeepSeek and local servers
+(llama.cpp's llama-server, Ollama, vLLM).
+
+Provider differences it handles, and why:
+
+* **Output cap.** OpenAI deprecated ``max_tokens`` in favour of
+  ``max_completion_tokens`` (reasoning models refuse ``max_tokens``);
+  DeepSeek documents ``max_tokens``, and llama.cpp, Ollama and vLLM all
+  accept ``max_tokens``. So ``api.openai.com`` gets ``max_completion_tokens``
+  and every other base URL gets ``max_tokens``.
+* **Thinking.** ``reasoning_effort`` is sent only for models whose spec says
+  ``thinking`` and names an effort. DeepSeek's thinking mode is switched with
+  ``extra_body={"thinking": {"type": "enabled"|"disabled"}}`` (it defaults to
+  enabled, so a non-thinking DeepSeek model turns it off explicitly).
+* **Reasoning carried back.** DeepSeek requires the ``reasoning_content`` of
+  assistant tool-call turns to be passed back in later requests (HTTP 400
+  otherwise), so :attr:`OpenAIChatModel.carries_reasoning` is True for it; the
+  loop puts it back only into those assistant messages and never publishes it.
+* **No key.** A provider without ``api_key_env`` sends no ``Authorization``
+  header at all. The SDK refuses to construct a client without a key (and
+  would silently fall back to ``$OPENAI_API_KEY``, leaking it to a local
+  server), so the client gets a placeholder and every request omits the
+  header explicitly. Non-OpenAI hosts never receive ``OpenAI-Organization`` or
+  ``OpenAI-Project`` headers from the environment either.
+* **Retries.** Only the SDK retries (``max_retries``: 408/409/429/5xx with
+  backoff, honouring ``Retry-After`` up to 120 s). The adapter adds no retry
+  layer; it bounds each call with a deadline of
+  ``timeout_s * (max_retries + 1) + max_retries * 120 s + 5 s``.
+* **Errors** become one sanitized line in :class:`ModelError`: never headers,
+  never exception attributes (``e.response.request.headers`` holds the raw
+  key), provider text cut to 200 characters and redacted with the key added.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+import openai
+
+from k1412_ls.config import ModelSpec, ProviderSpec
+from k1412_ls.core.model_port import MalformedReply, ModelError, ModelReply
+from k1412_ls.core.redact import Redactor
+from k1412_ls.models.reply import StreamAssembler, reply_from_completion
+
+# The SDK honours a server's Retry-After up to this many seconds (openai._constants).
+_MAX_RETRY_AFTER_S = 120.0
+_DEADLINE_SLACK_S = 5.0
+_NO_KEY_PLACEHOLDER = "k1412-no-key"  # never sent: the Authorization header is omitted per request
+_MESSAGE_LIMIT = 200
+
+_STATUS_LABELS = {
+    400: "bad request",
+    401: "authentication failed",
+    403: "permission denied",
+    404: "not found",
+    408: "request timeout",
+    409: "conflict",
+    413: "request too large",
+    422: "unprocessable request",
+    429: "rate limited",
+}
+
+
+def host_of(base_url: str) -> str:
+    """The lower-case host name of a base URL ('' if it has none)."""
+    return (urlsplit(base_url).hostname or "").lower()
+
+
+def is_openai_host(base_url: str) -> bool:
+    return host_of(base_url) == "api.openai.com"
+
+
+def is_deepseek(provider_name: str, provider: ProviderSpec) -> bool:
+    """DeepSeek by name or by host (a renamed provider pointing at DeepSeek still needs its protocol)."""
+    host = host_of(provider.base_url)
+    return provider_name == "deepseek" or host == "deepseek.com" or host.endswith(".deepseek.com")
+
+
+def max_tokens_field(provider: ProviderSpec) -> str:
+    """``max_completion_tokens`` for OpenAI itself, ``max_tokens`` for everyone else (see module doc)."""
+    return "max_completion_tokens" if is_openai_host(provider.base_url) else "max_tokens"
+
+
+def request_deadline_s(provider: ProviderSpec) -> float:
+    """The longest one ``complete`` call may take, SDK retries and their backoff included."""
+    retries = provider.max_retries
+    return provider.timeout_s * (retries + 1) + retries * _MAX_RETRY_AFTER_S + _DEADLINE_SLACK_S
+
+
+class OpenAIChatModel:
+    """A ``ChatModel`` backed by ``openai.AsyncOpenAI`` for one configured provider."""
+
+    def __init__(
+        self,
+        provider: ProviderSpec,
+        provider_name: str,
+        api_key: str | None,
+        *,
+        stream: bool = True,
+        redactor: Redactor | None = None,
+    ) -> None:
+        self.provider = provider
+        self.provider_name = provider_name
+        self.stream = stream
+        self._has_key = bool(api_key)
+        self._redactor = redactor or Redactor.from_environment()
+        if api_key:
+            self._redactor.add(api_key)
+        self._client = openai.AsyncOpenAI(
+            base_url=provider.base_url,
+            api_key=api_key or _NO_KEY_PLACEHOLDER,
+            timeout=provider.timeout_s,
+            max_retries=provider.max_retries,
+        )
+
+    @property
+    def carries_reasoning(self) -> bool:
+        """True for DeepSeek, which needs ``reasoning_content`` back on tool-call turns."""
+        return is_deepseek(self.provider_name, self.provider)
+
+    @property
+    def deadline_s(self) -> float:
+        return request_deadline_s(self.provider)
+
+    def request_params(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], spec: ModelSpec) -> dict[str, Any]:
+        """The keyword arguments for ``chat.completions.create`` (public so callers can inspect them)."""
+        params: dict[str, Any] = {"model": spec.provider_model, "messages": messages}
+        if tools:
+            params["tools"] = tools
+            params["tool_choice"] = "auto"
+        params[max_tokens_field(self.provider)] = spec.max_output_tokens
+        if spec.thinking and spec.reasoning_effort:
+            params["reasoning_effort"] = spec.reasoning_effort
+        if is_deepseek(self.provider_name, self.provider):
+            params["extra_body"] = {"thinking": {"type": "enabled" if spec.thinking else "disabled"}}
+        if self.stream:
+            params["stream"] = True
+            params["stream_options"] = {"include_usage": True}
+        headers: dict[str, Any] = {}
+        if not self._has_key:
+            headers["Authorization"] = openai.Omit()
+        if not is_openai_host(self.provider.base_url):
+            headers["OpenAI-Organization"] = openai.Omit()
+            headers["OpenAI-Project"] = openai.Omit()
+        if headers:
+            params["extra_headers"] = headers
+        return params
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], spec: ModelSpec) -> ModelReply:
+        """Send one chat request and return a validated reply; raise ModelError/MalformedReply otherwise."""
+        params = self.request_params(messages, tools, spec)
+        try:
+            return await asyncio.wait_for(self._request(params), timeout=self.deadline_s)
+        except ModelError:
+            raise
+        except TimeoutError:
+            raise ModelError(
+                f"The provider '{self.provider_name}' timed out after {self.deadline_s:g} s "
+                "(all attempts included); try again later or raise timeout_s."
+            ) from None
+        except json.JSONDecodeError:
+            raise MalformedReply(
+                f"The provider '{self.provider_name}' sent a reply that was cut off (incomplete JSON body); "
+                "nothing was run."
+            ) from None
+        except openai.APIStatusError as exc:
+            raise ModelError(self._status_line(exc)) from None
+        except openai.APITimeoutError as exc:
+            attempts = _attempts(exc)
+            raise ModelError(
+                f"The provider '{self.provider_name}' timed out after {self.provider.timeout_s:g} s "
+                f"per attempt ({attempts} attempt{'s' if attempts != 1 else ''}); try again later or raise timeout_s."
+            ) from None
+        except openai.APIConnectionError as exc:
+            raise ModelError(self._connection_line(exc)) from None
+        except openai.APIError as exc:
+            raise ModelError(
+                f"The provider '{self.provider_name}' reported an error: {self._clean(exc.message)}"
+            ) from None
+        except Exception as exc:  # transport errors raised mid-stream are not wrapped by the SDK
+            raise ModelError(self._unexpected_line(exc)) from None
+
+    async def _request(self, params: dict[str, Any]) -> ModelReply:
+        if not params.get("stream"):
+            completion = await self._client.chat.completions.create(**params)
+            return reply_from_completion(completion)
+        stream = await self._client.chat.completions.create(**params)
+        assembler = StreamAssembler()
+        try:
+            async for chunk in stream:
+                assembler.add(chunk)
+        finally:
+            await stream.close()
+        return assembler.reply()
+
+    async def list_models(self) -> list[str]:
+        """Model ids the endpoint serves (``GET /models``), for diagnostics."""
+        extra = {"Authorization": openai.Omit()} if not self._has_key else None
+        try:
+            page = await asyncio.wait_for(self._client.models.list(extra_headers=extra), timeout=self.deadline_s)
+        except TimeoutError:
+            raise ModelError(f"The provider '{self.provider_name}' timed out listing models.") from None
+        except openai.APIStatusError as exc:
+            raise ModelError(self._status_line(exc)) from None
+        except openai.APIConnectionError as exc:
+            raise ModelError(self._connection_line(exc)) from None
+        return [model.id for model in page.data]
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._client.close()
+
+    # -- error lines --------------------------------------------------------
+    def _clean(self, text: str) -> str:
+        """One redacted line of at most 200 characters."""
+        line = re.sub(r"\s+", " ", self._redactor.text(str(text))).strip()
+        line = self._redactor.text(line[:_MESSAGE_LIMIT])  # re-check: the cut may split a pattern's context
+        return line.rstrip(".") + "."
+
+    def _status_line(self, exc: openai.APIStatusError) -> str:
+        status = exc.status_code
+        label = _STATUS_LABELS.get(status, "server error" if status >= 500 else "error")
+        name = self.provider_name
+        detail = self._clean(_error_message(exc))
+        if status in (401, 403):
+            if self.provider.api_key_env:
+                hint = f"check {self.provider.api_key_env}"
+            else:
+                hint = "this provider sends no key; set api_key_env for it in the configuration"
+            return f"The provider '{name}' answered HTTP {status} ({label}); {hint}."
+        attempts = _attempts(exc)
+        if status in (408, 409, 429) or status >= 500:
+            return f"HTTP {status} ({label}) from provider '{name}' after {attempts} attempt{'s' if attempts != 1 else ''}: {detail}"
+        if status == 404:
+            return f"The provider '{name}' answered HTTP 404 (not found): {detail} Check base_url and the model id."
+        return f"The provider '{name}' refused the request with HTTP {status} ({label}): {detail}"
+
+    def _connection_line(self, exc: openai.APIConnectionError) -> str:
+        reason = _connection_reason(exc)
+        url = self.provider.base_url
+        if host_of(url) in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
+            advice = "is the local server running?"
+        else:
+            advice = "check the network and base_url."
+        return f"Could not connect to {self._redactor.text(url)} ({reason}); {advice}"
+
+    def _unexpected_line(self, exc: Exception) -> str:
+        kind = type(exc).__name__
+        if "timeout" in kind.lower():
+            return f"The provider '{self.provider_name}' stopped answering mid-reply (timed out); nothing was run."
+        if "protocol" in kind.lower() or "read" in kind.lower():
+            return f"The connection to provider '{self.provider_name}' broke mid-reply ({kind}); nothing was run."
+        return f"The request to provider '{self.provider_name}' failed ({kind}): {self._clean(str(exc))}"
+
+
+def _error_message(exc: openai.APIStatusError) -> str:
+    """The provider's own error message from the body, never from headers or the request."""
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(inner, str):
+            return inner
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    if isinstance(body, str) and body.strip():
+        return body
+    return f"HTTP {exc.status_code} with no error message"
+
+
+def _attempts(exc: openai.APIError) -> int:
+    """How many attempts the SDK made: it numbers retries in the x-stainless-retry-count header."""
+    try:
+        return int(exc.request.headers.get("x-stainless-retry-count", "0")) + 1
+    except (AttributeError, ValueError):
+        return 1
+
+
+def _connection_reason(exc: BaseException) -> str:
+    """A short reason from the exception chain: refused, DNS, TLS, reset."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    text = ""
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused"
+        text += f" {type(current).__name__} {current}".lower()
+        current = current.__cause__ or current.__context__
+    for needle, reason in (
+        ("connection refused", "connection refused"),
+        ("errno 111", "connection refused"),
+        ("name or service not known", "host name not found"),
+        ("nodename nor servname", "host name not found"),
+        ("temporary failure in name resolution", "host name not found"),
+        ("certificate", "TLS certificate problem"),
+        ("ssl", "TLS error"),
+        ("reset by peer", "connection reset"),
+        ("network is unreachable", "network unreachable"),
+    ):
+        if needle in text:
+            return reason
+    return "connection error"

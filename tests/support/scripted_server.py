@@ -1,0 +1,396 @@
+"""A scripted OpenAI-compatible chat server for tests and demos.
+
+It speaks ``POST /v1/chat/completions`` (plain JSON, or SSE when the request
+says ``stream: true``) and ``GET /v1/models`` on 127.0.0.1, and answers each
+chat request with the next step of a SCRIPT (a list of dicts):
+
+* ``{"content": "text"}`` — a final answer (``finish_reason`` "stop");
+* ``{"tool_calls": [{"name": "write_file", "arguments": {...}}], "content": "..."}``
+  — ids default to ``call_<n>``; ``arguments`` may be a dict (JSON-encoded) or
+  a raw string (to send invalid JSON);
+* ``{"reasoning_content": "..."}`` (DeepSeek) or ``{"reasoning": "..."}``
+  (some local servers) combined with the above;
+* ``{"finish_reason": "length"}``, ``{"usage": {"prompt_tokens": 1,
+  "completion_tokens": 2, "reasoning_tokens": 3}}`` — overrides;
+* ``{"status": 500, "body": {...}, "headers": {...}}`` — an HTTP error;
+* ``{"cut": "mid_tool_call"}`` — a stream that stops mid tool call without a
+  ``finish_reason`` or ``[DONE]``; for a plain request a truncated JSON body
+  whose Content-Length matches the truncated bytes;
+* ``{"delay_s": 0.5, ...}`` waits first; ``{"repeat": True, ...}`` answers every
+  remaining request.
+
+An exhausted script answers HTTP 500 "script exhausted". Every request is
+recorded in :attr:`ScriptedServer.requests`.
+
+CLI (for subprocess tests)::
+
+    python -m tests.support.scripted_server --script FILE.json --port-file PATH \
+        [--requests-file LOG.jsonl] [--stream auto|on|off]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+MODEL_ID = "scripted-model"
+_PIECES = 3  # how many deltas a streamed string is split into, like real providers do
+
+
+def split_text(text: str, pieces: int = _PIECES) -> list[str]:
+    """Split ``text`` into up to ``pieces`` non-empty consecutive parts."""
+    if not text:
+        return []
+    size = max(1, -(-len(text) // pieces))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _encode_arguments(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+
+
+class _Reply:
+    """The normalized answer of one script step."""
+
+    def __init__(self, step: dict[str, Any], call_counter: Iterator[int]) -> None:
+        self.content: str | None = step.get("content")
+        self.reasoning_field = "reasoning" if "reasoning" in step else "reasoning_content"
+        self.reasoning: str | None = step.get("reasoning", step.get("reasoning_content"))
+        self.tool_calls: list[dict[str, str]] = []
+        for call in step.get("tool_calls") or []:
+            self.tool_calls.append(
+                {
+                    "id": call.get("id") or f"call_{next(call_counter)}",
+                    "name": call["name"],
+                    "arguments": _encode_arguments(call.get("arguments", {})),
+                }
+            )
+        default_finish = "tool_calls" if self.tool_calls else "stop"
+        self.finish_reason: str = step.get("finish_reason", default_finish)
+        usage = step.get("usage") or {}
+        self.usage = {
+            "prompt_tokens": int(usage.get("prompt_tokens", 10)),
+            "completion_tokens": int(usage.get("completion_tokens", 5)),
+            "total_tokens": int(usage.get("prompt_tokens", 10)) + int(usage.get("completion_tokens", 5)),
+            "completion_tokens_details": {"reasoning_tokens": int(usage.get("reasoning_tokens", 0))},
+        }
+
+    def message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.reasoning is not None:
+            message[self.reasoning_field] = self.reasoning
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+class ScriptedServer:
+    """An OpenAI-compatible HTTP server that plays a script, in a daemon thread.
+
+    ``stream`` None answers in whichever mode each request asks for; True or
+    False makes a request in the other mode fail with HTTP 400 so a test notices.
+    """
+
+    def __init__(self, script: list[dict[str, Any]], stream: bool | None = None, port: int = 0) -> None:
+        self._script = [copy.deepcopy(step) for step in script]
+        self._stream = stream
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self._calls = iter(range(1, 1_000_000))
+        self._listeners: list[Any] = []
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(self))
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-model-server", daemon=True)
+        self._thread.start()
+        self._closed = False
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request so far: ``{"method", "path", "headers", "body"}`` (a copy)."""
+        with self._lock:
+            return copy.deepcopy(self._requests)
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """The parsed JSON bodies of the chat completion requests so far."""
+        return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]
+
+    @property
+    def remaining_steps(self) -> int:
+        with self._lock:
+            return len(self._script)
+
+    def on_request(self, listener: Any) -> None:
+        """Call ``listener(record)`` for every request (the CLI logs them to a file)."""
+        self._listeners.append(listener)
+
+    def _record(self, record: dict[str, Any]) -> None:
+        with self._lock:
+            self._requests.append(record)
+        for listener in self._listeners:
+            listener(record)
+
+    def _next_step(self) -> dict[str, Any] | None:
+        with self._lock:
+            if not self._script:
+                return None
+            step = self._script[0]
+            if not step.get("repeat"):
+                self._script.pop(0)
+            return copy.deepcopy(step)
+
+    def _new_reply(self, step: dict[str, Any]) -> _Reply:
+        with self._lock:
+            return _Reply(step, self._calls)
+
+    def close(self) -> None:
+        """Stop serving and release the port (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> ScriptedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(_ChatHandler):
+        scripted = server
+
+    return Handler
+
+
+class _ChatHandler(BaseHTTPRequestHandler):
+    """HTTP/1.0 handler: every response ends by closing the connection, so a cut is a real cut."""
+
+    scripted: ScriptedServer
+    server_version = "ScriptedOpenAI/1.0"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        # Keep test output quiet; the requests are recorded instead.
+        return
+
+    # -- plumbing -------------------------------------------------------
+    def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, str(value))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
+        self._send_json(status, {"error": {"message": message, "type": kind, "param": None, "code": None}})
+
+    def _record(self, body: Any) -> None:
+        self.scripted._record(
+            {"method": self.command, "path": self.path, "headers": dict(self.headers.items()), "body": body}
+        )
+
+    # -- routes ---------------------------------------------------------
+    def do_GET(self) -> None:
+        self._record(None)
+        if self.path.rstrip("/").endswith("/models"):
+            self._send_json(
+                200,
+                {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "k1412-tests"}]},
+            )
+            return
+        self._error(404, f"No route for GET {self.path}.")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"null")
+        except json.JSONDecodeError:
+            self._record(raw.decode("utf-8", "replace"))
+            self._error(400, "The request body is not valid JSON.")
+            return
+        self._record(body)
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._error(404, f"No route for POST {self.path}.")
+            return
+        wants_stream = bool(isinstance(body, dict) and body.get("stream"))
+        expected = self.scripted._stream
+        if expected is not None and wants_stream != expected:
+            self._error(400, f"This scripted server expects stream={expected} but the request had stream={wants_stream}.")
+            return
+        step = self.scripted._next_step()
+        if step is None:
+            self._error(500, "script exhausted: the test sent more chat requests than its script has steps", "server_error")
+            return
+        if step.get("delay_s"):
+            time.sleep(float(step["delay_s"]))
+        if "status" in step:
+            self._play_status(step)
+        elif step.get("cut"):
+            self._play_cut(step, wants_stream)
+        elif wants_stream:
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._play_stream(self.scripted._new_reply(step), body.get("model") or MODEL_ID, include_usage)
+        else:
+            self._play_plain(self.scripted._new_reply(step), body.get("model") or MODEL_ID)
+
+    # -- step players ---------------------------------------------------
+    def _play_status(self, step: dict[str, Any]) -> None:
+        status = int(step["status"])
+        body = step.get("body") or {
+            "error": {"message": f"scripted HTTP {status}", "type": "server_error", "param": None, "code": None}
+        }
+        self._send_json(status, body, step.get("headers"))
+
+    def _completion(self, reply: _Reply, model: str) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": reply.message(), "finish_reason": reply.finish_reason, "logprobs": None}],
+            "usage": reply.usage,
+        }
+
+    def _play_plain(self, reply: _Reply, model: str) -> None:
+        self._send_json(200, self._completion(reply, model))
+
+    def _start_sse(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+
+    def _sse(self, payload: Any) -> None:
+        data = payload if isinstance(payload, str) else json.dumps(payload)
+        self.wfile.write(f"data: {data}\n\n".encode())
+        self.wfile.flush()
+
+    def _chunk(self, model: str, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+        }
+
+    def _tool_call_deltas(self, index: int, call: dict[str, str]) -> list[dict[str, Any]]:
+        # Like real providers: id, type and name only in the first delta, then argument pieces.
+        first = {"index": index, "id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": ""}}
+        rest = [{"index": index, "function": {"arguments": piece}} for piece in split_text(call["arguments"])]
+        return [first, *rest]
+
+    def _play_stream(self, reply: _Reply, model: str, include_usage: bool) -> None:
+        self._start_sse()
+        self._sse(self._chunk(model, {"role": "assistant", "content": ""}))
+        for piece in split_text(reply.reasoning or ""):
+            self._sse(self._chunk(model, {reply.reasoning_field: piece}))
+        for piece in split_text(reply.content or ""):
+            self._sse(self._chunk(model, {"content": piece}))
+        for index, call in enumerate(reply.tool_calls):
+            for delta in self._tool_call_deltas(index, call):
+                self._sse(self._chunk(model, {"tool_calls": [delta]}))
+        self._sse(self._chunk(model, {}, reply.finish_reason))
+        if include_usage:
+            self._sse({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()),
+                       "model": model, "choices": [], "usage": reply.usage})
+        self._sse("[DONE]")
+
+    def _play_cut(self, step: dict[str, Any], wants_stream: bool) -> None:
+        call = {"id": "call_cut", "name": step.get("name", "write_file"),
+                "arguments": _encode_arguments(step.get("arguments", {"path": "a.txt", "content": "hello world"}))}
+        if wants_stream:
+            self._start_sse()
+            self._sse(self._chunk(MODEL_ID, {"role": "assistant", "content": ""}))
+            deltas = self._tool_call_deltas(0, call)
+            for delta in deltas[: max(2, len(deltas) - 1)]:
+                self._sse(self._chunk(MODEL_ID, {"tool_calls": [delta]}))
+            return  # HTTP/1.0: returning closes the connection, no finish_reason, no [DONE]
+        reply = _Reply({"tool_calls": [call]}, iter([0]))
+        data = json.dumps(self._completion(reply, MODEL_ID)).encode()
+        data = data[: len(data) // 2]
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _write_port_file(path: Path, port: int) -> None:
+    # Write then rename so a reader never sees a half-written port number.
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(str(port), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve a script until SIGTERM/SIGINT; write the port to ``--port-file``."""
+    parser = argparse.ArgumentParser(prog="python -m tests.support.scripted_server", description=__doc__.split("\n")[0])
+    parser.add_argument("--script", required=True, help="JSON file holding the list of steps")
+    parser.add_argument("--port-file", required=True, help="file to receive the listening port")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--requests-file", help="append every request as one JSON line")
+    parser.add_argument("--stream", choices=["auto", "on", "off"], default="auto")
+    args = parser.parse_args(argv)
+    try:
+        script = json.loads(Path(args.script).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"Cannot read the script {args.script}: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(script, list):
+        print(f"The script {args.script} must hold a JSON list of steps.", file=sys.stderr)
+        return 2
+    stream = {"auto": None, "on": True, "off": False}[args.stream]
+    server = ScriptedServer(script, stream=stream, port=args.port)
+    if args.requests_file:
+        log_lock = threading.Lock()
+        log_path = Path(args.requests_file)
+
+        def log(record: dict[str, Any]) -> None:
+            with log_lock, log_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(record) + "\n")
+
+        server.on_request(log)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    _write_port_file(Path(args.port_file), server.port)
+    try:
+        stop.wait()
+    finally:
+        server.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
