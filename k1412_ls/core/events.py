@@ -31,6 +31,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "run.created",
         "context.built",
         "run.completed",
+        "run.unverified",
         "run.failed",
         "run.cancelled",
         "model.requested",

@@ -1,0 +1,202 @@
+"""The ``k1412`` command line (SPEC §12): a thin adapter over the core runtime."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from k1412_ls import __version__
+from k1412_ls.config import ConfigError, K1412Config, load_config, state_dir
+from k1412_ls.core.events import Event
+from k1412_ls.core.outcomes import RunResult
+from k1412_ls.core.render import describe_event, describe_verification
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A usage or configuration problem: one line, exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="k1412", description="K1412: an accountable coding agent.")
+    parser.add_argument("--version", action="version", version=f"k1412 {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run one task headless and print its verdict")
+    run.add_argument("task", help="what to do, in plain words")
+    run.add_argument("--workspace", default=".", help="workspace root (default: current directory)")
+    run.add_argument("--model", help="model id (default: the configured default_model)")
+    run.add_argument("--config", help="configuration file (TOML)")
+    run.add_argument("--user", default=None, help="user name for memories and plans (default: $USER)")
+    run.add_argument("--conversation", help="continue this conversation id")
+    run.add_argument("--events", help="also append this run's events (JSONL) to FILE")
+    run.add_argument("--json", action="store_true", help="print the result object as JSON")
+
+    lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
+    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+
+    models = sub.add_parser("models", help="list the configured models")
+    models.add_argument("--config", help="configuration file (TOML)")
+    models.add_argument("--workspace", default=".", help="workspace whose .k1412/config.toml applies")
+    models.add_argument("--json", action="store_true", help="print a JSON list")
+
+    replay = sub.add_parser("replay", help="render a recorded run and re-check its verdict")
+    replay.add_argument("run", metavar="RUN_ID_OR_FILE")
+    replay.add_argument("--json", action="store_true", help="print the re-check as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "models":
+            return _cmd_models(args)
+        if args.command == "replay":
+            return _cmd_replay(args)
+        return _cmd_lsp(args)
+    except (CliError, ConfigError) as exc:
+        print(f"k1412: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def lsp_main() -> int:
+    """Entry point of the ``k1412-ls`` script."""
+    return main(["lsp", *sys.argv[1:]])
+
+
+def _workspace(value: str) -> Path:
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise CliError(f"Workspace {path} is not a directory.")
+    return path.resolve()
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from k1412_ls.catalog import default_registry
+    from k1412_ls.core.runtime import RunRequest, Runtime
+    from k1412_ls.models import build_chat_model
+    from k1412_ls.state.store import StateStore
+
+    if not args.task.strip():
+        raise CliError("The task is empty; say what K1412 should do.")
+    workspace = _workspace(args.workspace)
+    config = load_config(args.config, workspace)
+    home = state_dir()
+    runtime = Runtime(config, build_chat_model, home, default_registry(), StateStore(home / "k1412.sqlite3"))
+    model = runtime.resolve_model(args.model)
+    request = RunRequest(
+        task=args.task, workspace=workspace, model=args.model, user=args.user or _default_user(),
+        conversation=args.conversation, events_file=Path(args.events).expanduser() if args.events else None,
+    )
+    live = sys.stderr.isatty()
+    sinks = [TerminalSink(sys.stderr)] if live else []
+    result = asyncio.run(_run_with_signals(runtime, request, model, sinks))
+    if args.json:
+        print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        _print_verdict(result, sys.stdout)
+    return result.exit_code
+
+
+async def _run_with_signals(runtime: Any, request: Any, model: Any, sinks: list[Any]) -> RunResult:
+    run_id = runtime.new_run_id()
+    loop = asyncio.get_running_loop()
+    # Ctrl-C (and SIGTERM) cancel the run cleanly: children die, run.cancelled is logged, exit 130.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, runtime.cancel, run_id)
+    try:
+        return await runtime.run(request, sinks=sinks, run_id=run_id, model=model)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def _default_user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "default"
+
+
+class TerminalSink:
+    """Live progress: one short line per interesting event."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(self, event: Event) -> None:
+        line = describe_event(event)
+        if line:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+
+
+def _print_verdict(result: RunResult, out: TextIO) -> None:
+    if result.message:
+        out.write(result.message.rstrip() + "\n\n")
+    out.write(f"status: {result.status}\n")
+    out.write(f"{describe_verification(result.evidence)}\n")
+    if result.files_changed:
+        out.write("files changed: " + ", ".join(result.files_changed) + "\n")
+    out.write(f"events: {result.events_path}\n")
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    config = load_config(args.config, _workspace(args.workspace))
+    rows = models_payload(config)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'id':<20} {'provider':<10} {'provider model':<32} {'thinking':<16} {'effort':<8} iter  context")
+    for row in rows:
+        thinking = ("yes" + (f" ({row['thinking_label']})" if row["thinking_label"] else "")) if row["thinking"] else "no"
+        default = " (default)" if row["id"] == config.default_model else ""
+        print(f"{row['id'] + default:<20} {row['provider']:<10} {row['provider_model']:<32} {thinking:<16} "
+              f"{row['reasoning_effort'] or '-':<8} {row['max_iterations']:<5} {row['context_chars']}")
+    return 0
+
+
+def models_payload(config: K1412Config) -> list[dict[str, Any]]:
+    """Every ModelSpec field, as ``k1412 models --json`` and ``k1412.listModels`` show them."""
+    return [{**spec.model_dump(), "id": model_id, "default": model_id == config.default_model}
+            for model_id, spec in config.models.items()]
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from k1412_ls.core.replay_view import load_run_log, replay_report
+
+    path = load_run_log(args.run, state_dir())
+    report = replay_report(path)
+    if args.json:
+        print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+        return 0
+    for event in report.events:
+        line = describe_event(event)
+        if line:
+            print(f"{event.seq:>4} {event.ts} {line}")
+    print(f"\nrecorded verdict: {report.recorded or 'none (the run did not finish)'}")
+    print(f"re-checked verdict: {report.recomputed} · {describe_verification(report.evidence)}")
+    if not report.agrees:
+        print("warning: the re-checked verdict disagrees with the recorded one.")
+    return 0
+
+
+def _cmd_lsp(args: argparse.Namespace) -> int:
+    from k1412_ls.lsp.server import serve
+
+    return serve(tcp=args.tcp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""Binds the completion gate to a run's event stream (the ledger only ever sees events)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from k1412_ls.core.events import Event, EventBus
+from k1412_ls.core.evidence.gate import CompletionGate, Verdict
+from k1412_ls.core.evidence.ledger import EvidenceLedger
+from k1412_ls.core.evidence.requirements import derive_requirements
+
+
+class BoundGate:
+    """A CompletionGate and the ledger fed by the run's events, as the loop uses them."""
+
+    def __init__(self, gate: CompletionGate, ledger: EvidenceLedger) -> None:
+        self.gate = gate
+        self.ledger = ledger
+        self.max_rejections = gate.max_rejections
+
+    @classmethod
+    def for_task(cls, task: str, bus: EventBus) -> BoundGate:
+        ledger = EvidenceLedger()
+        for event in list(bus.history):
+            ledger.record(event)
+        bus.add_sink(ledger.record)
+        return cls(CompletionGate(derive_requirements(task)), ledger)
+
+    def check(self, final_message: str) -> Verdict:
+        return self.gate.check(self.ledger, final_message)
+
+    def state(self) -> dict[str, list[str]]:
+        return self.gate.state(self.ledger)
+
+
+def files_changed(events: Iterable[Event]) -> list[str]:
+    """Workspace-relative paths written, created, moved or deleted by successful tool calls, in order."""
+    seen: dict[str, None] = {}
+    for event in events:
+        if event.type != "tool.completed" or not event.payload.get("ok"):
+            continue
+        facts = event.payload.get("facts") or {}
+        if facts.get("kind") != "write" or facts.get("unchanged"):
+            continue
+        for entry in facts.get("writes") or []:
+            for key in ("from", "path"):
+                path = entry.get(key)
+                if isinstance(path, str) and path:
+                    seen.setdefault(path, None)
+    return list(seen)

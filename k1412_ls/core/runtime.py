@@ -1,0 +1,267 @@
+"""The runtime: everything one run needs, assembled, driven and cleaned up.
+
+Adapters (CLI, language server) build a :class:`Runtime` once with a model
+factory (the only way the core reaches the openai SDK) and call
+:meth:`Runtime.run` per task. A run never raises: it returns a
+:class:`RunResult` whose status says how it ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from k1412_ls.config import K1412Config, ModelSpec
+from k1412_ls.core.agent import AgentLoop, failure_message
+from k1412_ls.core.context import ContextPolicy
+from k1412_ls.core.delegation import DELEGATION_TOOLS, SUB_AGENT_MAX_ITERATIONS, Delegator, SubAgentOutcome
+from k1412_ls.core.events import Emitter, EventBus, EventSink, JsonlSink
+from k1412_ls.core.evidence_binding import BoundGate, files_changed
+from k1412_ls.core.guards import GuardState, find_duplicate_commands, normalize_arguments
+from k1412_ls.core.model_port import ChatModel
+from k1412_ls.core.outcomes import RunCancelled, RunEnded, RunFailed, RunResult
+from k1412_ls.core.redact import Redactor
+from k1412_ls.core.scheduler import Scheduler
+from k1412_ls.core.tool_selection import select_registry
+from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
+from k1412_ls.tools.locks import user_write_lock
+from k1412_ls.tools.processes import ProcessTable
+from k1412_ls.tools.registry import ToolContext, ToolRegistry
+from k1412_ls.tools.workspace import Workspace
+
+ModelFactory = Callable[[K1412Config, ModelSpec], ChatModel]
+
+
+@dataclass
+class RunRequest:
+    """What to do, where, as whom, with which model."""
+
+    task: str
+    workspace: Path
+    model: str | None = None
+    user: str = "default"
+    conversation: str | None = None
+    events_file: Path | None = None
+    # Delegated runs from the editor (k1412.delegate) run as a bounded sub-agent.
+    role: str | None = None
+    write: bool = True
+    max_iterations: int | None = None
+
+
+@dataclass
+class _ActiveRun:
+    task: asyncio.Task[Any]
+    cancel_requested: bool = False
+
+
+@dataclass
+class Runtime:
+    """Long-lived: one per CLI invocation or language server process."""
+
+    config: K1412Config
+    model_factory: ModelFactory
+    state_dir: Path
+    registry: ToolRegistry
+    state: Any = None  # k1412_ls.state.store.StateStore, optional for embedders
+    context_policy: ContextPolicy = field(default_factory=ContextPolicy)
+    executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(32, "k1412-tool"))
+    _active: dict[str, _ActiveRun] = field(default_factory=dict)
+
+    def resolve_model(self, model_id: str | None) -> tuple[ModelSpec, ChatModel]:
+        """Find the model and build its client; ConfigError names what is wrong."""
+        spec = self.config.model_spec(model_id)
+        return spec, self.model_factory(self.config, spec)
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a run in flight; True if it was running."""
+        active = self._active.get(run_id)
+        if active is None or active.task.done():
+            return False
+        active.cancel_requested = True
+        active.task.cancel()
+        return True
+
+    def active_run_ids(self) -> list[str]:
+        return [run_id for run_id, active in self._active.items() if not active.task.done()]
+
+    def new_run_id(self) -> str:
+        return f"run-{uuid.uuid4().hex[:16]}"
+
+    async def run(self, request: RunRequest, *, sinks: Sequence[EventSink] = (),
+                  documents: DocumentStore | None = None, run_id: str | None = None,
+                  model: tuple[ModelSpec, ChatModel] | None = None) -> RunResult:
+        """Run one task to its end and return the result object. Raises ConfigError only before starting."""
+        spec, chat_model = model or self.resolve_model(request.model)
+        run_id = run_id or self.new_run_id()
+        conversation = request.conversation or f"c-{uuid.uuid4().hex[:12]}"
+        current = asyncio.current_task()
+        assert current is not None, "Runtime.run must run inside an asyncio task"
+        self._active[run_id] = _ActiveRun(current)
+        events_path = self.state_dir / "runs" / f"{run_id}.jsonl"
+        redactor = Redactor.from_environment(
+            extra_names=[p.api_key_env for p in self.config.providers.values() if p.api_key_env]
+        )
+        jsonl = JsonlSink(events_path)
+        extra_files = [JsonlSink(request.events_file)] if request.events_file else []
+        bus = EventBus(run_id, request.user, conversation, redactor, [jsonl, *extra_files, *sinks])
+        run = _Run(self, request, spec, chat_model, bus, documents or DiskDocumentStore(), conversation)
+        try:
+            result = await run.drive()
+        finally:
+            self._active.pop(run_id, None)
+            jsonl.close()
+            for sink in extra_files:
+                sink.close()
+        result.events_path = str(events_path)
+        return result
+
+
+class _Run:
+    """One run's wiring: context, tools, gate, loop and the ending."""
+
+    def __init__(self, runtime: Runtime, request: RunRequest, spec: ModelSpec, model: ChatModel, bus: EventBus,
+                 documents: DocumentStore, conversation: str) -> None:
+        self.runtime = runtime
+        self.request = request
+        self.spec = spec
+        self.model = model
+        self.bus = bus
+        self.emit = Emitter(bus)
+        self.documents = documents
+        self.conversation = conversation
+        self.workspace = Workspace(request.workspace)
+        self.gate = BoundGate.for_task(request.task, bus)
+        self.loop: AgentLoop | None = None
+        self.guards = GuardState()  # shared by the root agent and its sub-agents
+
+    def _context(self, services: dict[str, Any]) -> ToolContext:
+        return ToolContext(
+            workspace=self.workspace, documents=self.documents, user=self.request.user, run_id=self.bus.run_id,
+            conversation=self.conversation, redactor=self.bus.redactor, write_lock=user_write_lock(self.request.user),
+            services=services,
+        )
+
+    async def drive(self) -> RunResult:
+        request = self.request
+        self.emit("run.created", {
+            "task": request.task, "model": self.spec.id, "provider": self.spec.provider,
+            "workspace": str(self.workspace.root), "role": request.role, "pid": os.getpid(),
+        })
+        processes = ProcessTable()
+        delegator = Delegator(asyncio.get_running_loop(), self._run_child)
+        services: dict[str, Any] = {"processes": processes, "delegation": delegator}
+        if self.runtime.state is not None:
+            services["state"] = self.runtime.state
+        ctx = self._context(services)
+        guards = self.guards
+        try:
+            messages = self._build_context()
+            registry = select_registry(self.runtime.registry, request.task, write=request.write,
+                                       delegation=request.role is None, sub_agent=request.role is not None)
+            self.bus.emit("context.built", {**self._context_payload, "tools": registry.names(),
+                                            "verification": self.gate.state()})
+            scheduler = Scheduler(registry, self.runtime.executor, self.emit, guards=guards,
+                                  normalize=normalize_arguments, find_duplicates=find_duplicate_commands)
+            max_iterations = request.max_iterations or (
+                SUB_AGENT_MAX_ITERATIONS if request.role else self.spec.max_iterations)
+            self.loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, self.emit, self.gate,
+                                  max_iterations)
+            await self.loop.run(messages)
+            raise RunFailed("The agent loop ended without a verdict.")
+        except RunEnded as ended:
+            return self._finish(ended, ctx)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            return self._finish(RunCancelled("The run was cancelled; its processes were stopped."), ctx)
+        except Exception as exc:  # the run never raises to its caller
+            return self._finish(RunFailed(failure_message(exc)), ctx)
+        finally:
+            ctx.cancel.set()
+            delegator.cancel_all()
+            processes.kill_all()
+
+    def _build_context(self) -> list[dict[str, Any]]:
+        state = self.runtime.state
+        memories: list[str] = []
+        history: list[dict[str, Any]] = []
+        if state is not None:
+            memories = [m.text for m in state.recall(self.request.user, None, self.runtime.context_policy.max_memories)]
+            history = state.history(self.request.user, self.conversation)
+        task = self.request.task
+        if self.request.role:
+            task = f"You are a sub-agent with the role: {self.request.role}.\n\n{task}"
+        prepared = self.runtime.context_policy.prepare(history, task, self.spec.context_chars, memories)
+        self._context_payload = {
+            "policy": self.runtime.context_policy.name, "messages": len(prepared.messages),
+            "dropped": prepared.dropped, "history_kept": prepared.history_kept, "memories": prepared.memories,
+            "chars": prepared.chars, "budget_chars": self.spec.context_chars,
+        }
+        return prepared.messages
+
+    def _finish(self, ended: RunEnded, ctx: ToolContext) -> RunResult:
+        loop = self.loop
+        evidence = self.gate.state()
+        changed = files_changed(self.bus.history)
+        usage = loop.usage.as_dict() if loop else {"prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0}
+        iterations = loop.iterations if loop else 0
+        message = self.bus.redactor.text(ended.message)
+        payload = {"status": ended.status, "message": message[:4000], "evidence": evidence,
+                   "files_changed": changed, "iterations": iterations, "usage": usage}
+        # Every run ends with exactly one run.<status> event carrying the result summary.
+        self.emit(f"run.{ended.status}", payload)
+        state = self.runtime.state
+        if state is not None and not self.request.role:
+            try:
+                state.append_exchange(self.request.user, self.conversation, self.bus.run_id, self.request.task,
+                                      message)
+            except Exception:  # history is a convenience; losing it must not change the verdict
+                pass
+        return RunResult(run_id=self.bus.run_id, status=ended.status, message=message, evidence=evidence,
+                         files_changed=changed, iterations=iterations, usage=usage,
+                         conversation=self.conversation)
+
+    async def _run_child(self, agent_id: str, role: str, task: str, write: bool,
+                         parent: ToolContext) -> SubAgentOutcome:
+        emit = Emitter(self.bus, parent.depth + 1, agent_id)
+        emit("agent.spawned", {"agent_id": agent_id, "role": role, "task": task, "write": write,
+                               "max_iterations": SUB_AGENT_MAX_ITERATIONS})
+        registry = select_registry(self.runtime.registry, task, write=write, delegation=False, sub_agent=True)
+        ctx = ToolContext(
+            workspace=parent.workspace, documents=parent.documents, user=parent.user, run_id=parent.run_id,
+            conversation=parent.conversation, agent_id=agent_id, depth=parent.depth + 1, redactor=parent.redactor,
+            cancel=parent.cancel, write_lock=parent.write_lock, reads=parent.reads, env=parent.env,
+            services={k: v for k, v in parent.services.items() if k != "delegation"},
+        )
+        gate = BoundGate.for_task(task, self.bus)
+        scheduler = Scheduler(registry, self.runtime.executor, emit, guards=self.guards,
+                              normalize=normalize_arguments, find_duplicates=find_duplicate_commands)
+        loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, emit, gate, SUB_AGENT_MAX_ITERATIONS)
+        messages = self.runtime.context_policy.prepare(
+            [], f"You are a sub-agent with the role: {role}. Do exactly this task and report back:\n\n{task}",
+            self.spec.context_chars).messages
+        try:
+            await loop.run(messages)
+            ended: RunEnded = RunFailed("The sub-agent ended without a verdict.")
+        except RunEnded as exc:
+            ended = exc
+        except asyncio.CancelledError:
+            emit("agent.completed", {"agent_id": agent_id, "status": "cancelled", "iterations": loop.iterations})
+            raise
+        if self.loop is not None:
+            self.loop.usage.add(loop.usage)
+        message = self.bus.redactor.text(ended.message)
+        emit("agent.completed", {"agent_id": agent_id, "status": ended.status, "message": message[:2000],
+                                 "iterations": loop.iterations, "evidence": gate.state()})
+        return SubAgentOutcome(agent_id, ended.status, message, loop.iterations)
+
+
+
+__all__ = ["DELEGATION_TOOLS", "ModelFactory", "RunRequest", "Runtime"]

@@ -1,0 +1,177 @@
+"""Scheduler ``safe-parallel-v1`` (SPEC §7).
+
+At most ``max_calls`` calls of one response run; the rest are answered with
+an error and one ``tool.batch_limited`` event. The remaining calls are split
+into contiguous groups: parallel-safe calls run concurrently, every other call
+runs alone. Results come back in the original order, one per call id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from k1412_ls.core.events import Emitter
+from k1412_ls.core.model_port import ToolCall
+from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
+
+MAX_CALLS_PER_RESPONSE = 8
+
+
+class Guards(Protocol):
+    """The guard state the scheduler consults (see ``k1412_ls.core.guards``)."""
+
+    def precheck(self, tool_name: str, arguments: dict[str, Any]) -> ToolResult | None: ...
+
+    def observe(self, tool_name: str, arguments: dict[str, Any], result: ToolResult) -> None: ...
+
+
+@dataclass
+class CallOutcome:
+    """One answered call: what the model will read, and how long it waited and ran."""
+
+    call: ToolCall
+    result: ToolResult
+    queue_ms: float = 0.0
+    run_ms: float = 0.0
+    executed: bool = False
+
+
+@dataclass
+class _Prepared:
+    index: int
+    call: ToolCall
+    arguments: dict[str, Any]
+    parallel: bool
+    early: ToolResult | None = None  # refusal, skip or limit: answered without running
+    duplicate_of: int | None = None
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+class Scheduler:
+    """Runs the tool calls of one model response under the safe-parallel policy."""
+
+    name = "safe-parallel-v1"
+
+    def __init__(self, registry: ToolRegistry, executor: Executor, emit: Emitter, *, guards: Guards | None = None,
+                 normalize: Any = None, find_duplicates: Any = None,
+                 max_calls: int = MAX_CALLS_PER_RESPONSE) -> None:
+        self.registry = registry
+        self.executor = executor
+        self.emit = emit
+        self.guards = guards
+        self.normalize = normalize
+        self.find_duplicates = find_duplicates
+        self.max_calls = max_calls
+
+    def _prepare(self, calls: Sequence[ToolCall]) -> list[_Prepared]:
+        prepared: list[_Prepared] = []
+        for index, call in enumerate(calls):
+            tool = self.registry.get(call.name)
+            arguments = dict(call.arguments)
+            if tool is not None and self.normalize is not None:
+                arguments = self.normalize(call.name, arguments, tool.schema()["function"]["parameters"])
+            item = _Prepared(index, call, arguments, parallel=bool(tool and tool.is_parallel_safe(arguments)))
+            if index >= self.max_calls:
+                item.early = ToolResult.failure(
+                    f"Not run: at most {self.max_calls} tool calls run per response; "
+                    f"call {call.name} again in your next response."
+                )
+            elif tool is None:
+                known = ", ".join(self.registry.names())
+                item.early = ToolResult.failure(f"Unknown tool '{call.name}' here; use one of: {known}.")
+            prepared.append(item)
+        if self.find_duplicates is not None:
+            runnable = [p.call for p in prepared if p.early is None]
+            positions = [p.index for p in prepared if p.early is None]
+            for dup, first in self.find_duplicates(runnable).items():
+                prepared[positions[dup]].duplicate_of = positions[first]
+        return prepared
+
+    async def run_batch(self, calls: Sequence[ToolCall], ctx: ToolContext) -> list[CallOutcome]:
+        """Answer every call in ``calls``, in order."""
+        started = time.monotonic()
+        prepared = self._prepare(calls)
+        if len(calls) > self.max_calls:
+            self.emit("tool.batch_limited", {
+                "requested": len(calls), "executed": self.max_calls, "limit": self.max_calls,
+                "rejected_call_ids": [c.id for c in calls[self.max_calls:]],
+            })
+        outcomes: dict[int, CallOutcome] = {}
+        for group in self._groups(prepared):
+            if len(group) > 1:
+                results = await asyncio.gather(*(self._run_one(p, ctx, started) for p in group))
+            else:
+                results = [await self._run_one(group[0], ctx, started)]
+            for item, outcome in zip(group, results, strict=True):
+                outcomes[item.index] = outcome
+        for item in prepared:
+            if item.index in outcomes:
+                continue
+            if item.duplicate_of is not None and item.duplicate_of in outcomes:
+                first = outcomes[item.duplicate_of]
+                data = {**first.result.data, "duplicate_of": first.call.id}
+                outcomes[item.index] = CallOutcome(item.call, ToolResult(data, {}))
+            else:
+                outcomes[item.index] = CallOutcome(item.call, item.early or ToolResult.failure("Not run."))
+            self._completed(outcomes[item.index], item.arguments)
+        return [outcomes[i] for i in range(len(prepared))]
+
+    def _groups(self, prepared: list[_Prepared]) -> list[list[_Prepared]]:
+        groups: list[list[_Prepared]] = []
+        for item in prepared:
+            if item.early is not None or item.duplicate_of is not None:
+                continue
+            if item.parallel and groups and groups[-1][0].parallel:
+                groups[-1].append(item)
+            else:
+                groups.append([item])
+        return groups
+
+    async def _run_one(self, item: _Prepared, ctx: ToolContext, batch_start: float) -> CallOutcome:
+        call, arguments = item.call, item.arguments
+        tool = self.registry.get(call.name)
+        assert tool is not None
+        early = self.guards.precheck(call.name, arguments) if self.guards is not None else None
+        if early is not None:
+            outcome = CallOutcome(call, early)
+            self._completed(outcome, arguments)
+            return outcome
+        queued = time.monotonic()
+        self.emit("tool.started", {"call_id": call.id, "tool": call.name, "args": tool.public_args(arguments),
+                                   "queue_ms": _ms(queued - batch_start)})
+        loop = asyncio.get_running_loop()
+        begin = time.monotonic()
+        try:
+            result = await loop.run_in_executor(self.executor, self.registry.execute, call.name, arguments, ctx)
+        except asyncio.CancelledError:
+            ctx.cancel.set()  # tools poll this and kill what they started
+            raise
+        end = time.monotonic()
+        if self.guards is not None:
+            self.guards.observe(call.name, arguments, result)
+        outcome = CallOutcome(call, result, queue_ms=_ms(begin - batch_start), run_ms=_ms(end - begin),
+                              executed=True)
+        self._completed(outcome, arguments)
+        return outcome
+
+    def _completed(self, outcome: CallOutcome, arguments: dict[str, Any]) -> None:
+        tool = self.registry.get(outcome.call.name)
+        public = tool.public_args(arguments) if tool is not None else {}
+        payload: dict[str, Any] = {
+            "call_id": outcome.call.id, "tool": outcome.call.name, "ok": outcome.result.ok, "args": public,
+            "facts": outcome.result.facts, "executed": outcome.executed,
+            "queue_ms": outcome.queue_ms, "run_ms": outcome.run_ms,
+        }
+        if not outcome.result.ok:
+            payload["error"] = str(outcome.result.data.get("error", ""))
+        if "duplicate_of" in outcome.result.data:
+            payload["duplicate_of"] = outcome.result.data["duplicate_of"]
+        self.emit("tool.completed", payload)

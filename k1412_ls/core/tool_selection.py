@@ -1,0 +1,24 @@
+"""Which tools an agent is offered: intent routing plus the agent's permissions.
+
+Routing is not permission: the gateway still enforces everything. This only
+keeps the catalogue small so models choose better.
+"""
+
+from __future__ import annotations
+
+from k1412_ls.core.delegation import DELEGATION_TOOLS
+from k1412_ls.core.intent import classify_intent, select_tool_names
+from k1412_ls.tools.registry import ToolRegistry
+
+
+def select_registry(full: ToolRegistry, task: str, *, write: bool = True, delegation: bool = True,
+                    sub_agent: bool = False) -> ToolRegistry:
+    """The tools offered for ``task``: intent-selected, minus writes for read-only agents, minus delegation."""
+    decision = classify_intent(task)
+    names = set(select_tool_names(list(full), decision.tags))
+    if not write:
+        names = {name for name in names if (tool := full.get(name)) is not None and tool.read_only}
+    if not delegation or sub_agent:
+        names -= DELEGATION_TOOLS
+    # Keep the registry's own order so the schema list is stable between runs.
+    return full.subset(name for name in full.names() if name in names)
