@@ -6,7 +6,10 @@ They are public: paths, hashes, sizes, exit codes, redacted output excerpts
 and numeric tokens, never write bodies. Kinds:
 
 - ``write``: ``writes`` = [{path, action (create|update|delete|move), sha256,
-  bytes, numbers, from?}], ``unchanged`` (bool) when a write was skipped as identical;
+  bytes, numbers, measurements, shebang, from?}], ``unchanged`` (bool) when a
+  write was skipped as identical; ``measurements`` are the numbers the text
+  states as measurements (``core.numbers.extract_measurements``) and
+  ``shebang`` says the text starts with ``#!`` (an executable script);
 - ``read``: ``paths`` read (file contents seen);
 - ``inspect``: ``paths`` listed, stat'ed or searched;
 - ``exec``: ``command``, ``cwd``, ``exit_code`` (None when killed), ``timed_out``,
@@ -24,7 +27,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from k1412_ls.core.numbers import extract_numbers
+from k1412_ls.core.numbers import extract_measurements, extract_numbers
 
 EXCERPT_CHARS = 4000
 
@@ -40,10 +43,12 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 
 def write_entry(path: str, text: str | None, action: str, **extra: Any) -> dict[str, Any]:
+    """One ``writes`` entry: public facts about the new text (never the text itself)."""
     entry: dict[str, Any] = {"path": path, "action": action}
     if text is not None:
         data = text.encode("utf-8", "surrogatepass")
-        entry.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), numbers=extract_numbers(text, 200))
+        entry.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), numbers=extract_numbers(text, 200),
+                     measurements=extract_measurements(text, 200), shebang=text.startswith("#!"))
     entry.update(extra)
     return entry
 
