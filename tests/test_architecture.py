@@ -1,0 +1,40 @@
+"""The dependency rules of DESIGN.md, enforced."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "k1412_ls"
+
+
+def imported_roots(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    roots: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def modules(folder: str) -> list[Path]:
+    return sorted((PACKAGE / folder).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", modules("core"), ids=lambda p: p.name)
+def test_core_imports_no_sdk_or_lsp(path: Path) -> None:
+    assert not imported_roots(path) & {"openai", "pygls", "lsprotocol"}
+
+
+def test_only_models_imports_openai_and_only_lsp_imports_pygls() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        roots = imported_roots(path)
+        rel = path.relative_to(PACKAGE).as_posix()
+        if "openai" in roots:
+            assert rel.startswith("models/"), rel
+        if roots & {"pygls", "lsprotocol"}:
+            assert rel.startswith("lsp/"), rel
