@@ -54,7 +54,7 @@ def test_bad_config_is_one_sentence_naming_file_and_key(tmp_path: Path, text: st
 
 
 def test_unknown_model_lists_known_ids() -> None:
-    with pytest.raises(ConfigError, match="Unknown model 'nope'.*deepseek-v4-pro.*luna"):
+    with pytest.raises(ConfigError, match=r"Unknown model 'nope'.*deepseek-v4-pro.*luna"):
         build_config({}).model_spec("nope")
 
 
