@@ -13,6 +13,7 @@ what to do next; no sqlite3 exception escapes.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
 import threading
@@ -129,11 +130,15 @@ class StateStore:
 
     def _open(self) -> sqlite3.Connection:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # Memories and conversations are private: only the owner may read the files
+            # (SQLite gives the -wal and -shm files the database file's mode).
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not self.path.exists():
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         except OSError as exc:
             raise StateError(
-                f"Cannot create the state directory {self.path.parent} ({exc.strerror or exc}); "
-                "make it writable or set K1412_HOME to another directory."
+                f"Cannot create the state database {self.path} ({exc.strerror or exc}); "
+                "make its directory writable or set K1412_HOME to another directory."
             ) from None
         conn: sqlite3.Connection | None = None
         try:
