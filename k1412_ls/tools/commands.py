@@ -1,0 +1,112 @@
+"""The ``run_command`` tool: one shell command, run to completion, reported truthfully."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from k1412_ls.tools.environment import scrubbed_env
+from k1412_ls.tools.facts import exec_facts
+from k1412_ls.tools.proc import SANDBOXED, Completed, run_to_end, shell_argv
+from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+
+MAX_TIMEOUT_S = 900.0
+
+
+class RunCommandArgs(BaseModel):
+    """Arguments of run_command."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(min_length=1, description="A bash command line; it runs under `bash -o pipefail -c`.")
+    cwd: str | None = Field(default=None, description="Working directory relative to the workspace root.")
+    timeout_s: float | None = Field(
+        default=None, gt=0, description="Seconds before the command and all its processes are killed (max 900)."
+    )
+
+
+def resolve_cwd(ctx: ToolContext, cwd: str | None) -> Path:
+    """The confined working directory, which must exist and be a directory."""
+    path = ctx.workspace.resolve(cwd or ".")
+    if not path.is_dir():
+        raise ToolError(f"The working directory '{cwd}' is not an existing directory; pass a directory "
+                        "inside the workspace or omit cwd.")
+    return path
+
+
+def child_env(ctx: ToolContext) -> dict[str, str]:
+    """The environment for a child: the run's environment (or ours) with credentials removed."""
+    return scrubbed_env(ctx.env)
+
+
+def output_fields(done: Completed, text: str) -> dict[str, Any]:
+    """Output plus its byte counts; ``omitted_bytes`` only when something was cut."""
+    fields: dict[str, Any] = {"output": text, "output_bytes": done.output_bytes}
+    if done.omitted_bytes:
+        fields["omitted_bytes"] = done.omitted_bytes
+    return fields
+
+
+def _failure_sentence(done: Completed, timeout_s: float) -> str | None:
+    if done.cancelled:
+        return "The command was cancelled and its processes were killed; do not retry unless the user asks."
+    if done.timed_out:
+        return (f"The command timed out after {timeout_s:g} s and its processes were killed; make it faster, "
+                "pass a larger timeout_s, or use process_start for long-running work.")
+    if done.exit_code == 127:
+        return "The command exited with code 127 (command not found); check the program name or install it."
+    if done.exit_code:
+        return f"The command exited with code {done.exit_code}; read the output, fix the cause and run it again."
+    return None
+
+
+def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
+    """Run one command in the workspace and report its real exit code and capped output."""
+    cwd = resolve_cwd(ctx, args.cwd)
+    timeout_s = args.timeout_s or MAX_TIMEOUT_S
+    note = None
+    if timeout_s > MAX_TIMEOUT_S:
+        note = f"timeout_s {timeout_s:g} is above the {MAX_TIMEOUT_S:g} s maximum; used {MAX_TIMEOUT_S:g} s."
+        timeout_s = MAX_TIMEOUT_S
+    if ctx.cancel.is_set():
+        raise ToolError("The run was cancelled before the command started; nothing was run.")
+    done = run_to_end(shell_argv(args.command), cwd, child_env(ctx), timeout_s=timeout_s, cancel=ctx.cancel)
+    text = ctx.redactor.text(done.output)
+    rel_cwd = ctx.workspace.relative(cwd)
+    killed = done.timed_out or done.cancelled
+    facts = exec_facts(ctx.redactor.text(args.command), rel_cwd, None if killed else done.exit_code, text,
+                       timed_out=done.timed_out, cancelled=done.cancelled)
+    facts["sandbox"] = done.sandbox
+    fields: dict[str, Any] = {"exit_code": done.exit_code, **output_fields(done, text),
+                              "duration_ms": done.duration_ms}
+    if done.timed_out:
+        fields["timed_out"] = True
+    if done.cancelled:
+        fields["cancelled"] = True
+    if note:
+        fields["note"] = note
+    if done.sandbox != SANDBOXED:
+        fields["sandbox"] = done.sandbox
+    error = _failure_sentence(done, timeout_s)
+    if error:
+        return ToolResult.failure(error, facts=facts, **fields)
+    return ToolResult.success(facts=facts, **fields)
+
+
+TOOLS: list[Tool] = [
+    Tool(
+        name="run_command",
+        description=(
+            "Run a bash command in the workspace (stdin is closed, output is capped, the environment has "
+            "no credentials) and get its exit code and output. It and everything it starts are killed when "
+            "it ends, times out or the run is cancelled; use process_start for servers and watchers."
+        ),
+        args_model=RunCommandArgs,
+        handler=run_command,
+        parallel_safe=False,
+        read_only=False,
+        tags=frozenset({"core", "execution"}),
+    ),
+]
