@@ -9,8 +9,9 @@ Provider differences it handles, and why:
 * **Output cap.** OpenAI deprecated ``max_tokens`` in favour of
   ``max_completion_tokens`` (reasoning models refuse ``max_tokens``);
   DeepSeek documents ``max_tokens``, and llama.cpp, Ollama and vLLM all
-  accept ``max_tokens``. So ``api.openai.com`` gets ``max_completion_tokens``
-  and every other base URL gets ``max_tokens``.
+  accept ``max_tokens``. So OpenAI (provider ``openai`` or host
+  ``api.openai.com``) gets ``max_completion_tokens``; every other provider
+  gets ``max_tokens``.
 * **Thinking.** ``reasoning_effort`` is sent only for models whose spec says
   ``thinking`` and names an effort. DeepSeek's thinking mode is switched with
   ``extra_body={"thinking": {"type": "enabled"|"disabled"}}`` (it defaults to
@@ -73,8 +74,9 @@ def host_of(base_url: str) -> str:
     return (urlsplit(base_url).hostname or "").lower()
 
 
-def is_openai_host(base_url: str) -> bool:
-    return host_of(base_url) == "api.openai.com"
+def is_openai(provider_name: str, provider: ProviderSpec) -> bool:
+    """OpenAI itself, by name or by host."""
+    return provider_name == "openai" or host_of(provider.base_url) == "api.openai.com"
 
 
 def is_deepseek(provider_name: str, provider: ProviderSpec) -> bool:
@@ -83,9 +85,9 @@ def is_deepseek(provider_name: str, provider: ProviderSpec) -> bool:
     return provider_name == "deepseek" or host == "deepseek.com" or host.endswith(".deepseek.com")
 
 
-def max_tokens_field(provider: ProviderSpec) -> str:
+def max_tokens_field(provider_name: str, provider: ProviderSpec) -> str:
     """``max_completion_tokens`` for OpenAI itself, ``max_tokens`` for everyone else (see module doc)."""
-    return "max_completion_tokens" if is_openai_host(provider.base_url) else "max_tokens"
+    return "max_completion_tokens" if is_openai(provider_name, provider) else "max_tokens"
 
 
 def request_deadline_s(provider: ProviderSpec) -> float:
@@ -135,7 +137,7 @@ class OpenAIChatModel:
         if tools:
             params["tools"] = tools
             params["tool_choice"] = "auto"
-        params[max_tokens_field(self.provider)] = spec.max_output_tokens
+        params[max_tokens_field(self.provider_name, self.provider)] = spec.max_output_tokens
         if spec.thinking and spec.reasoning_effort:
             params["reasoning_effort"] = spec.reasoning_effort
         if is_deepseek(self.provider_name, self.provider):
@@ -146,7 +148,7 @@ class OpenAIChatModel:
         headers: dict[str, Any] = {}
         if not self._has_key:
             headers["Authorization"] = openai.Omit()
-        if not is_openai_host(self.provider.base_url):
+        if not is_openai(self.provider_name, self.provider):
             headers["OpenAI-Organization"] = openai.Omit()
             headers["OpenAI-Project"] = openai.Omit()
         if headers:
@@ -160,32 +162,38 @@ class OpenAIChatModel:
             return await asyncio.wait_for(self._request(params), timeout=self.deadline_s)
         except ModelError:
             raise
-        except TimeoutError:
-            raise ModelError(
-                f"The provider '{self.provider_name}' timed out after {self.deadline_s:g} s "
-                "(all attempts included); try again later or raise timeout_s."
-            ) from None
-        except json.JSONDecodeError:
-            raise MalformedReply(
-                f"The provider '{self.provider_name}' sent a reply that was cut off (incomplete JSON body); "
-                "nothing was run."
-            ) from None
-        except openai.APIStatusError as exc:
-            raise ModelError(self._status_line(exc)) from None
-        except openai.APITimeoutError as exc:
+        except Exception as exc:
+            error = self._translate(exc)
+        # Raised outside the handler so the SDK exception (whose request headers hold the
+        # raw key) is not even kept as __context__ of what the loop sees.
+        raise error
+
+    def _translate(self, exc: Exception) -> ModelError:
+        """One sanitized ModelError for any failure of a request."""
+        name = self.provider_name
+        if isinstance(exc, TimeoutError):
+            return ModelError(
+                f"The provider '{name}' timed out after {self.deadline_s:g} s (all attempts included); "
+                "try again later or raise timeout_s."
+            )
+        if isinstance(exc, json.JSONDecodeError):
+            return MalformedReply(
+                f"The provider '{name}' sent a reply that was cut off (incomplete JSON body); nothing was run."
+            )
+        if isinstance(exc, openai.APIStatusError):
+            return ModelError(self._status_line(exc))
+        if isinstance(exc, openai.APITimeoutError):
             attempts = _attempts(exc)
-            raise ModelError(
-                f"The provider '{self.provider_name}' timed out after {self.provider.timeout_s:g} s "
-                f"per attempt ({attempts} attempt{'s' if attempts != 1 else ''}); try again later or raise timeout_s."
-            ) from None
-        except openai.APIConnectionError as exc:
-            raise ModelError(self._connection_line(exc)) from None
-        except openai.APIError as exc:
-            raise ModelError(
-                f"The provider '{self.provider_name}' reported an error: {self._clean(exc.message)}"
-            ) from None
-        except Exception as exc:  # transport errors raised mid-stream are not wrapped by the SDK
-            raise ModelError(self._unexpected_line(exc)) from None
+            return ModelError(
+                f"The provider '{name}' timed out after {self.provider.timeout_s:g} s per attempt "
+                f"({_plural(attempts, 'attempt')}); try again later or raise timeout_s."
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return ModelError(self._connection_line(exc))
+        if isinstance(exc, openai.APIError):
+            return ModelError(f"The provider '{name}' reported an error: {self._clean(exc.message)}")
+        # Transport errors raised mid-stream are not wrapped by the SDK.
+        return ModelError(self._unexpected_line(exc))
 
     async def _request(self, params: dict[str, Any]) -> ModelReply:
         if not params.get("stream"):
@@ -205,13 +213,11 @@ class OpenAIChatModel:
         extra = {"Authorization": openai.Omit()} if not self._has_key else None
         try:
             page = await asyncio.wait_for(self._client.models.list(extra_headers=extra), timeout=self.deadline_s)
-        except TimeoutError:
-            raise ModelError(f"The provider '{self.provider_name}' timed out listing models.") from None
-        except openai.APIStatusError as exc:
-            raise ModelError(self._status_line(exc)) from None
-        except openai.APIConnectionError as exc:
-            raise ModelError(self._connection_line(exc)) from None
-        return [model.id for model in page.data]
+        except Exception as exc:
+            error = self._translate(exc)
+        else:
+            return [model.id for model in page.data]
+        raise error
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -237,7 +243,7 @@ class OpenAIChatModel:
             return f"The provider '{name}' answered HTTP {status} ({label}); {hint}."
         attempts = _attempts(exc)
         if status in (408, 409, 429) or status >= 500:
-            return f"HTTP {status} ({label}) from provider '{name}' after {attempts} attempt{'s' if attempts != 1 else ''}: {detail}"
+            return f"HTTP {status} ({label}) from provider '{name}' after {_plural(attempts, 'attempt')}: {detail}"
         if status == 404:
             return f"The provider '{name}' answered HTTP 404 (not found): {detail} Check base_url and the model id."
         return f"The provider '{name}' refused the request with HTTP {status} ({label}): {detail}"
@@ -274,6 +280,10 @@ def _error_message(exc: openai.APIStatusError) -> str:
     if isinstance(body, str) and body.strip():
         return body
     return f"HTTP {exc.status_code} with no error message"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _attempts(exc: openai.APIError) -> int:

@@ -113,9 +113,12 @@ class ScriptedServer:
         self._requests: list[dict[str, Any]] = []
         self._calls = iter(range(1, 1_000_000))
         self._listeners: list[Any] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(self))
+        self._httpd = _QuietServer(("127.0.0.1", port), _make_handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-model-server", daemon=True)
+        # A short poll interval keeps close() (and so every test) fast.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="scripted-model-server", daemon=True
+        )
         self._thread.start()
         self._closed = False
 
@@ -129,7 +132,7 @@ class ScriptedServer:
 
     @property
     def requests(self) -> list[dict[str, Any]]:
-        """Every request so far: ``{"method", "path", "headers", "body"}`` (a copy)."""
+        """Every request so far: ``{"method", "path", "headers", "body", "time"}`` (a copy; monotonic time)."""
         with self._lock:
             return copy.deepcopy(self._requests)
 
@@ -182,6 +185,17 @@ class ScriptedServer:
         self.close()
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Clients that hang up early (timeouts, cancelled runs) are normal here, not errors to print."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(_ChatHandler):
         scripted = server
@@ -215,7 +229,8 @@ class _ChatHandler(BaseHTTPRequestHandler):
 
     def _record(self, body: Any) -> None:
         self.scripted._record(
-            {"method": self.command, "path": self.path, "headers": dict(self.headers.items()), "body": body}
+            {"method": self.command, "path": self.path, "headers": dict(self.headers.items()), "body": body,
+             "time": time.monotonic()}
         )
 
     # -- routes ---------------------------------------------------------
