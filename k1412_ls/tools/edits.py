@@ -42,29 +42,77 @@ def dominant_newline(text: str) -> str:
     return "\r\n" if crlf > lf else "\n"
 
 
-def restore_newlines(original: str, new_lf: str, newline: str) -> str:
-    """Give lines of ``new_lf`` that are unchanged from ``original`` their original ending."""
-    import difflib
-
-    old_lines = original.splitlines(keepends=True)
-    old_bare = [line.rstrip("\r\n") for line in old_lines]
-    new_lines = new_lf.split("\n")
-    out: list[str] = []
-    matcher = difflib.SequenceMatcher(a=old_bare, b=new_lines[:-1] if new_lf.endswith("\n") else new_lines,
-                                      autojunk=False)
-    new_body = new_lines[:-1] if new_lf.endswith("\n") else new_lines
-    kept_endings: dict[int, str] = {}
-    for tag, a0, a1, b0, _b1 in matcher.get_opcodes():
-        if tag == "equal":
-            for offset in range(a1 - a0):
-                line = old_lines[a0 + offset]
-                kept_endings[b0 + offset] = line[len(old_bare[a0 + offset]):]
-    for index, line in enumerate(new_body):
-        is_last = index == len(new_body) - 1
-        if is_last and not new_lf.endswith("\n"):
-            out.append(line)
+def split_endings(text: str) -> tuple[list[str], list[str]]:
+    """Split on ``\\n`` only: bare lines and their exact endings ("\\r\\n", "\\n" or "" for the last)."""
+    pieces = text.split("\n")
+    bare: list[str] = []
+    endings: list[str] = []
+    for index, piece in enumerate(pieces):
+        if index == len(pieces) - 1:
+            if piece:
+                bare.append(piece)
+                endings.append("")
+        elif piece.endswith("\r"):
+            bare.append(piece[:-1])
+            endings.append("\r\n")
         else:
-            out.append(line + (kept_endings.get(index) or newline))
+            bare.append(piece)
+            endings.append("\n")
+    return bare, endings
+
+
+# Above this many line pairs in the changed middle, matching is skipped and new endings are used.
+_MATCH_BUDGET = 4_000_000
+
+
+def restore_newlines(original: str, new_lf: str, newline: str) -> str:
+    """Give lines of ``new_lf`` that are unchanged from ``original`` their original ending.
+
+    Lines are split on ``\\n`` only (``str.splitlines`` would also split on
+    form feeds and U+2028). Inserted or changed lines get ``newline``. Uniform
+    files take a linear fast path; otherwise the common prefix and suffix are
+    matched directly and only the changed middle goes through difflib.
+    """
+    crlf = original.count("\r\n")
+    if crlf == 0 and newline == "\n":
+        return new_lf
+    if crlf and crlf == original.count("\n") and newline == "\r\n":
+        return new_lf.replace("\n", "\r\n")
+    old_bare, old_end = split_endings(original)
+    new_bare = new_lf.split("\n")
+    trailing = new_lf.endswith("\n")
+    if trailing:
+        new_bare.pop()
+    elif new_bare == [""]:
+        new_bare = []
+    endings: list[str | None] = [None] * len(new_bare)
+    head = 0
+    limit = min(len(old_bare), len(new_bare))
+    while head < limit and old_bare[head] == new_bare[head]:
+        endings[head] = old_end[head]
+        head += 1
+    tail = 0
+    while tail < limit - head and old_bare[-1 - tail] == new_bare[-1 - tail]:
+        endings[len(new_bare) - 1 - tail] = old_end[len(old_bare) - 1 - tail]
+        tail += 1
+    old_mid = old_bare[head:len(old_bare) - tail]
+    new_mid = new_bare[head:len(new_bare) - tail]
+    if old_mid and new_mid and len(old_mid) * len(new_mid) <= _MATCH_BUDGET:
+        import difflib
+
+        matcher = difflib.SequenceMatcher(a=old_mid, b=new_mid, autojunk=False)
+        for a0, b0, size in matcher.get_matching_blocks():
+            for offset in range(size):
+                endings[head + b0 + offset] = old_end[head + a0 + offset]
+    out: list[str] = []
+    last = len(new_bare) - 1
+    for index, line in enumerate(new_bare):
+        ending = endings[index]
+        if index == last and not trailing:
+            ending = ""
+        elif not ending:
+            ending = newline
+        out.append(line + ending)
     return "".join(out)
 
 

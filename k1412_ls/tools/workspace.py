@@ -1,11 +1,46 @@
-"""Path confinement: every path a tool touches is resolved and checked here."""
+"""Path confinement: every path a tool touches is resolved and checked here.
+
+A path is confined when its *real* path (every symlink resolved) lies inside
+the real workspace root. Lexical checks alone are not enough:
+``os.path.join(root, "/etc/passwd")`` is ``/etc/passwd``, ``startswith("/ws")``
+accepts ``/ws-evil``, and a symlinked parent directory leads anywhere. The
+write-time re-check (the parent directory opened without following symlinks)
+lives in :mod:`k1412_ls.tools.documents`, next to the rename it protects.
+"""
 
 from __future__ import annotations
 
 import os
+import unicodedata
 from pathlib import Path
 
 from k1412_ls.tools.registry import ToolError
+
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+
+# Code points that HFS+ ignores in names, so ".g\u200cit" is ".git" there.
+_IGNORABLE = dict.fromkeys(
+    [0x200C, 0x200D, 0x200E, 0x200F, 0xFEFF, *range(0x202A, 0x202F), *range(0x206A, 0x2070)]
+)
+
+
+def is_git_name(name: str) -> bool:
+    """True for a path component that a git client would treat as ``.git`` on some filesystem."""
+    folded = unicodedata.normalize("NFC", name.translate(_IGNORABLE)).lower().rstrip(". ")
+    return folded in (".git", "git~1")
+
+
+def check_path_text(path: str) -> None:
+    """Refuse path strings no filesystem call should ever see (NUL, over-long names)."""
+    if "\x00" in path:
+        raise ToolError("The path contains a NUL byte; pass a plain relative path.")
+    encoded = os.fsencode(path)
+    if len(encoded) > MAX_PATH_BYTES:
+        raise ToolError(f"The path is longer than {MAX_PATH_BYTES} bytes; use a shorter path.")
+    for part in encoded.split(b"/"):
+        if len(part) > MAX_NAME_BYTES:
+            raise ToolError(f"A path component is longer than {MAX_NAME_BYTES} bytes; use shorter names.")
 
 
 class Workspace:
@@ -15,21 +50,57 @@ class Workspace:
         self.root = Path(os.path.realpath(root))
 
     def resolve(self, path: str, *, for_write: bool = False) -> Path:
-        """Return the real, confined path for a user/model supplied path, or raise ToolError."""
-        if "\x00" in path:
-            raise ToolError("The path contains a NUL byte; pass a plain relative path.")
-        candidate = Path(path) if os.path.isabs(path) else self.root / path
-        real = Path(os.path.realpath(candidate))
+        """Return the real, confined path for a user/model supplied path, or raise ToolError.
+
+        Relative paths are taken from the root; absolute paths are accepted
+        when they lie inside it. With ``for_write`` the path must also not be
+        (or lead through) git internals or a dangling symlink.
+        """
+        if not isinstance(path, str):
+            raise ToolError("The path must be a string; pass a path relative to the workspace root.")
+        check_path_text(path)
+        lexical = Path(path) if os.path.isabs(path) else self.root / path
+        real = Path(os.path.realpath(lexical))
         if not real.is_relative_to(self.root):
-            raise ToolError(f"The path '{path}' is outside the workspace; use a path inside {self.root}.")
-        if for_write and self.is_git_internal(real):
-            raise ToolError(f"The path '{path}' is inside .git; file tools never write git internals.")
+            raise ToolError(
+                f"The path '{path}' is outside the workspace; use a path inside {self.root}."
+            )
+        if for_write:
+            if self.is_git_internal(real) or self._lexically_git(lexical):
+                raise ToolError(
+                    f"The path '{path}' is inside .git; file tools never write git internals, "
+                    f"use git commands through run_command instead."
+                )
+            self._refuse_dangling_links(lexical, path)
         return real
 
     def relative(self, path: Path) -> str:
+        """The workspace-relative POSIX form of a resolved path ("." for the root)."""
         rel = path.relative_to(self.root).as_posix()
         return rel or "."
 
     def is_git_internal(self, real: Path) -> bool:
+        """True when a resolved path is ``.git`` or lies below any ``.git`` (any case)."""
         rel = real.relative_to(self.root)
-        return any(part.lower() == ".git" for part in rel.parts)
+        return any(is_git_name(part) for part in rel.parts)
+
+    def _lexically_git(self, lexical: Path) -> bool:
+        # A ".git" that is itself a symlink resolves elsewhere; the spelled path still names git.
+        try:
+            rel = Path(os.path.normpath(lexical)).relative_to(self.root)
+        except ValueError:
+            rel = Path(os.path.normpath(lexical))
+        return any(is_git_name(part) for part in rel.parts)
+
+    def _refuse_dangling_links(self, lexical: Path, shown: str) -> None:
+        """Refuse writes that would create a file or directory through a dangling symlink."""
+        current = Path(lexical.anchor)
+        for part in lexical.parts[1:]:
+            current = current / part
+            if part in (".", ".."):
+                continue
+            if os.path.islink(current) and not os.path.exists(current):
+                raise ToolError(
+                    f"The path '{shown}' goes through a dangling symlink; "
+                    f"write to the real file path or remove the broken link first."
+                )
