@@ -1,0 +1,144 @@
+/** Running a server command as a cancellable notification, and showing its verdict. */
+
+import * as vscode from 'vscode';
+import { ExecuteCommandRequest, LanguageClient, ProgressToken } from 'vscode-languageclient/node';
+
+import { ServerProgress } from './client';
+import { CMD_CANCEL_RUN, PALETTE_SHOW_LOG } from './constants';
+import { clip, evidenceText } from './events';
+import { RunResult, isRunResult, verdictOf } from './result';
+import { RunTracker, RunView } from './runState';
+
+const REQUEST_CANCELLED = -32800;
+
+type ProgressListener = (token: ProgressToken, value: ServerProgress) => void;
+
+function progressMessage(view: RunView): string {
+  const evidence = view.evidence !== undefined ? ` · ${evidenceText(view.evidence)}` : '';
+  return `${clip(view.activity, 100)}${evidence}`;
+}
+
+/** Starts runs on the server with a cancellable progress notification and reports how they ended. */
+export class RunLauncher {
+  private readonly progressListeners = new Set<ProgressListener>();
+
+  constructor(
+    private readonly client: () => LanguageClient | undefined,
+    private readonly tracker: RunTracker,
+    private readonly output: vscode.OutputChannel,
+  ) {}
+
+  /** Fed by the client middleware with every `$/progress` value the server sends. */
+  serverProgress(token: ProgressToken, value: ServerProgress): void {
+    for (const listener of [...this.progressListeners]) {
+      listener(token, value);
+    }
+  }
+
+  /**
+   * Run `command` with `args` until it returns its result. The notification's Cancel button cancels
+   * the run with k1412.cancelRun (or, before the run exists, cancels the request itself).
+   * `taskText` identifies the server's own progress for this run, whose messages carry its verification state.
+   */
+  async run(command: string, args: object, title: string, taskText: string): Promise<RunResult | undefined> {
+    const client = this.client();
+    if (client === undefined) {
+      void vscode.window.showErrorMessage(
+        'The K1412 server is not running; check the "K1412 Server" output, then run "K1412: Restart language server".');
+      return undefined;
+    }
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+      async (progress, cancel) => {
+        let runId: string | undefined;
+        let serverToken: ProgressToken | undefined;
+        let serverReports = false;
+        const request = new vscode.CancellationTokenSource();
+        const stopWaiting = this.tracker.claimNextRun((id) => {
+          runId = id;
+        });
+        const stopTracking = this.tracker.onChange((view) => {
+          // The server's own reports already carry the verification state; events are the fallback.
+          if (view.runId === runId && !serverReports) {
+            progress.report({ message: progressMessage(view) });
+          }
+        });
+        const onProgress: ProgressListener = (token, value) => {
+          if (value.kind === 'begin' && serverToken === undefined && taskText !== '' && value.title.includes(taskText)) {
+            serverToken = token;
+          } else if (token === serverToken && value.kind === 'report' && value.message) {
+            serverReports = true;
+            progress.report({ message: value.message });
+          }
+        };
+        this.progressListeners.add(onProgress);
+        const cancelling = cancel.onCancellationRequested(() => {
+          if (runId !== undefined) {
+            progress.report({ message: 'cancelling…' });
+            void this.cancel(runId);
+          } else {
+            request.cancel();
+          }
+        });
+        try {
+          return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] }, request.token);
+        } catch (err) {
+          const code = (err as { code?: unknown }).code;
+          if (code === REQUEST_CANCELLED || request.token.isCancellationRequested) {
+            void vscode.window.showInformationMessage('K1412 run cancelled before it started.');
+          } else {
+            const reason = err instanceof Error ? err.message : String(err);
+            void vscode.window.showErrorMessage(`K1412 could not run the task: ${reason}`);
+          }
+          return undefined;
+        } finally {
+          stopWaiting();
+          stopTracking();
+          this.progressListeners.delete(onProgress);
+          cancelling.dispose();
+          request.dispose();
+        }
+      },
+    );
+    if (result === undefined || result === null) {
+      return undefined;
+    }
+    if (!isRunResult(result)) {
+      void vscode.window.showErrorMessage('K1412 returned a result this extension cannot read; update the extension or the server.');
+      return undefined;
+    }
+    this.tracker.finish(result);
+    this.showVerdict(result);
+    return result;
+  }
+
+  /** Ask the server to cancel a run; it ends `cancelled` and its request returns the result. */
+  async cancel(runId: string): Promise<void> {
+    const client = this.client();
+    if (client === undefined) {
+      void vscode.window.showErrorMessage('The K1412 server is not running, so there is no run to cancel.');
+      return;
+    }
+    try {
+      await client.sendRequest(ExecuteCommandRequest.type, { command: CMD_CANCEL_RUN, arguments: [{ run_id: runId }] });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      void vscode.window.showErrorMessage(`K1412 could not cancel run ${runId}: ${reason}`);
+    }
+  }
+
+  private showVerdict(result: RunResult): void {
+    const verdict = verdictOf(result);
+    this.output.appendLine(`== ${verdict.text}`);
+    const actions = ['Show log', ...(result.events_path ? ['Open event log'] : [])];
+    const show = verdict.severity === 'error' ? vscode.window.showErrorMessage
+      : verdict.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+    void show(verdict.text, ...actions).then(async (choice) => {
+      if (choice === 'Show log') {
+        await vscode.commands.executeCommand(PALETTE_SHOW_LOG);
+      } else if (choice === 'Open event log') {
+        await vscode.window.showTextDocument(vscode.Uri.file(result.events_path));
+      }
+    });
+  }
+}
