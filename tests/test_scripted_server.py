@@ -102,6 +102,9 @@ def test_script_is_consumed_in_order_then_exhausted() -> None:
         answers = [post(server.base_url, chat()) for _ in range(4)]
         assert server.remaining_steps == 0
         assert len(server.chat_requests) == 4
+        assert server.chat_requests[0]["headers"]["content-type"] == "application/json"
+        assert server.chat_requests[0]["headers"].get("Content-Type") == "application/json"
+        assert "CONTENT-TYPE" in server.chat_requests[0]["headers"]
     assert json.loads(answers[0][1])["choices"][0]["message"]["content"] == "one"
     assert answers[1][0] == 503
     assert json.loads(answers[2][1])["choices"][0]["message"]["content"] == "two"

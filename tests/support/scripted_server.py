@@ -61,6 +61,26 @@ def _encode_arguments(arguments: Any) -> str:
     return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
 
 
+class Headers(dict[str, str]):
+    """Recorded request headers; names compare case-insensitively, as in HTTP."""
+
+    def _name(self, name: object) -> object:
+        if isinstance(name, str):
+            for key in self.keys():
+                if key.lower() == name.lower():
+                    return key
+        return name
+
+    def __getitem__(self, name: str) -> str:
+        return super().__getitem__(self._name(name))  # type: ignore[arg-type]
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(self._name(name))
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(self._name(name), default)  # type: ignore[arg-type]
+
+
 class _Reply:
     """The normalized answer of one script step."""
 
@@ -138,8 +158,8 @@ class ScriptedServer:
 
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
-        """The parsed JSON bodies of the chat completion requests so far."""
-        return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]
+        """The records (``body``, ``headers``, ...) of the chat completion requests so far."""
+        return [r for r in self.requests if r["path"].rstrip("/").endswith("/chat/completions")]
 
     @property
     def remaining_steps(self) -> int:
@@ -229,7 +249,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
 
     def _record(self, body: Any) -> None:
         self.scripted._record(
-            {"method": self.command, "path": self.path, "headers": dict(self.headers.items()), "body": body,
+            {"method": self.command, "path": self.path, "headers": Headers(self.headers.items()), "body": body,
              "time": time.monotonic()}
         )
 
