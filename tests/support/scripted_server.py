@@ -38,85 +38,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-MODEL_ID = "scripted-model"
-_PIECES = 3  # how many deltas a streamed string is split into, like real providers do
-
-
-def split_text(text: str, pieces: int = _PIECES) -> list[str]:
-    """Split ``text`` into up to ``pieces`` non-empty consecutive parts."""
-    if not text:
-        return []
-    size = max(1, -(-len(text) // pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def _encode_arguments(arguments: Any) -> str:
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
-
-
-class Headers(dict[str, str]):
-    """Recorded request headers; names compare case-insensitively, as in HTTP."""
-
-    def _name(self, name: object) -> object:
-        if isinstance(name, str):
-            for key in self.keys():
-                if key.lower() == name.lower():
-                    return key
-        return name
-
-    def __getitem__(self, name: str) -> str:
-        return super().__getitem__(self._name(name))  # type: ignore[arg-type]
-
-    def __contains__(self, name: object) -> bool:
-        return super().__contains__(self._name(name))
-
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        return super().get(self._name(name), default)  # type: ignore[arg-type]
-
-
-class _Reply:
-    """The normalized answer of one script step."""
-
-    def __init__(self, step: dict[str, Any], call_counter: Iterator[int]) -> None:
-        self.content: str | None = step.get("content")
-        self.reasoning_field = "reasoning" if "reasoning" in step else "reasoning_content"
-        self.reasoning: str | None = step.get("reasoning", step.get("reasoning_content"))
-        self.tool_calls: list[dict[str, str]] = []
-        for call in step.get("tool_calls") or []:
-            self.tool_calls.append(
-                {
-                    "id": call.get("id") or f"call_{next(call_counter)}",
-                    "name": call["name"],
-                    "arguments": _encode_arguments(call.get("arguments", {})),
-                }
-            )
-        default_finish = "tool_calls" if self.tool_calls else "stop"
-        self.finish_reason: str = step.get("finish_reason", default_finish)
-        usage = step.get("usage") or {}
-        self.usage = {
-            "prompt_tokens": int(usage.get("prompt_tokens", 10)),
-            "completion_tokens": int(usage.get("completion_tokens", 5)),
-            "total_tokens": int(usage.get("prompt_tokens", 10)) + int(usage.get("completion_tokens", 5)),
-            "completion_tokens_details": {"reasoning_tokens": int(usage.get("reasoning_tokens", 0))},
-        }
-
-    def message(self) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
-        if self.reasoning is not None:
-            message[self.reasoning_field] = self.reasoning
-        if self.tool_calls:
-            message["tool_calls"] = [
-                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                for c in self.tool_calls
-            ]
-        return message
+from tests.support.openai_wire import MODEL_ID, Headers, Reply, encode_arguments, split_text
 
 
 class ScriptedServer:
@@ -185,9 +111,9 @@ class ScriptedServer:
                 self._script.pop(0)
             return copy.deepcopy(step)
 
-    def _new_reply(self, step: dict[str, Any]) -> _Reply:
+    def _new_reply(self, step: dict[str, Any]) -> Reply:
         with self._lock:
-            return _Reply(step, self._calls)
+            return Reply(step, self._calls)
 
     def close(self) -> None:
         """Stop serving and release the port (idempotent)."""
@@ -306,7 +232,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
         }
         self._send_json(status, body, step.get("headers"))
 
-    def _completion(self, reply: _Reply, model: str) -> dict[str, Any]:
+    def _completion(self, reply: Reply, model: str) -> dict[str, Any]:
         return {
             "id": "chatcmpl-scripted",
             "object": "chat.completion",
@@ -316,7 +242,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
             "usage": reply.usage,
         }
 
-    def _play_plain(self, reply: _Reply, model: str) -> None:
+    def _play_plain(self, reply: Reply, model: str) -> None:
         self._send_json(200, self._completion(reply, model))
 
     def _start_sse(self) -> None:
@@ -345,7 +271,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
         rest = [{"index": index, "function": {"arguments": piece}} for piece in split_text(call["arguments"])]
         return [first, *rest]
 
-    def _play_stream(self, reply: _Reply, model: str, include_usage: bool) -> None:
+    def _play_stream(self, reply: Reply, model: str, include_usage: bool) -> None:
         self._start_sse()
         self._sse(self._chunk(model, {"role": "assistant", "content": ""}))
         for piece in split_text(reply.reasoning or ""):
@@ -363,7 +289,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
 
     def _play_cut(self, step: dict[str, Any], wants_stream: bool) -> None:
         call = {"id": "call_cut", "name": step.get("name", "write_file"),
-                "arguments": _encode_arguments(step.get("arguments", {"path": "a.txt", "content": "hello world"}))}
+                "arguments": encode_arguments(step.get("arguments", {"path": "a.txt", "content": "hello world"}))}
         if wants_stream:
             self._start_sse()
             self._sse(self._chunk(MODEL_ID, {"role": "assistant", "content": ""}))
@@ -371,7 +297,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
             for delta in deltas[: max(2, len(deltas) - 1)]:
                 self._sse(self._chunk(MODEL_ID, {"tool_calls": [delta]}))
             return  # HTTP/1.0: returning closes the connection, no finish_reason, no [DONE]
-        reply = _Reply({"tool_calls": [call]}, iter([0]))
+        reply = Reply({"tool_calls": [call]}, iter([0]))
         data = json.dumps(self._completion(reply, MODEL_ID)).encode()
         data = data[: len(data) // 2]
         self.send_response(200)
