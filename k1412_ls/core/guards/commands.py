@@ -1,0 +1,312 @@
+"""Command guards: interactive programs, documents run as programs, and command identity.
+
+Commands run with stdin closed, so a bare REPL (``python3``, ``bash``,
+``node`` …) does nothing useful and a full-screen program cannot work at all.
+The command line is split with :mod:`shlex` into simple commands (at ``;``,
+``&&``, ``||``, ``|``, ``&``, parentheses and line breaks). In each one,
+leading ``VAR=value`` assignments and wrappers (``env``, ``sudo``, ``exec``,
+``nohup``, ``time``, ``nice``, ``timeout``, ``uv run`` …) are skipped and the
+program is judged by the basename of its path (``/usr/bin/python3``). A
+simple command that receives stdin (the right side of a pipe, or ``<``,
+``<<``, ``<<<``) is not bare. When the line cannot be parsed (unbalanced
+quotes, here-documents), nothing is refused: a guard never blocks what it
+does not understand.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from k1412_ls.core.guards.normalize import normalize_path
+from k1412_ls.core.model_port import ToolCall
+
+_OPERATOR_CHARS = frozenset("<>&|;()\n")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# Wrapper → its options that consume the next token.
+_WRAPPERS: dict[str, frozenset[str]] = {
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"}),
+    "doas": frozenset({"-u", "-C"}),
+    "exec": frozenset({"-a"}),
+    "command": frozenset(), "builtin": frozenset(), "nohup": frozenset(), "time": frozenset(),
+    "nice": frozenset({"-n", "--adjustment"}), "ionice": frozenset({"-c", "-n", "-p"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}), "setsid": frozenset(),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+}
+_RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "conda", "rye"})
+
+DOCUMENT_SUFFIXES = frozenset({
+    ".md", ".markdown", ".rst", ".txt", ".adoc", ".org", ".csv", ".tsv", ".json", ".jsonl", ".ndjson",
+    ".yaml", ".yml", ".toml", ".xml", ".html", ".htm", ".ini", ".cfg", ".log", ".pdf", ".doc", ".docx",
+    ".odt", ".xls", ".xlsx", ".ods", ".ppt", ".pptx", ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".svg",
+    ".webp", ".ico", ".tif", ".tiff", ".mp3", ".mp4", ".wav", ".ogg", ".avi", ".mov", ".mkv", ".zip",
+    ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".parquet", ".feather", ".arrow", ".npy", ".npz", ".h5",
+    ".hdf5", ".sqlite", ".sqlite3", ".db", ".lock", ".pkl", ".pickle",
+})
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """How one family of programs takes its program text, and what makes it interactive."""
+
+    label: str                       # language name used in messages
+    advice: str                      # what to do instead (a clause of the refusal)
+    providers: frozenset[str]        # options that supply the program (-c, -m, -e …)
+    value_options: frozenset[str] = frozenset()  # options that consume the next token
+    interactive: frozenset[str] = frozenset({"-i"})
+    info: frozenset[str] = frozenset({"--version", "--help", "-h"})
+    runs_files: bool = True          # the first positional argument is a program file
+    min_positionals: int = 1         # positionals needed before it stops being interactive
+    screen: bool = False             # full-screen program: interactive whatever the arguments
+
+
+_PY = Interpreter("Python", "run a script file or use python3 -c '…'", frozenset({"-c", "-m"}),
+                  frozenset({"-W", "-X", "--check-hash-based-pycs"}),
+                  info=frozenset({"--version", "-V", "--help", "-h", "-?"}))
+_SH = Interpreter("shell", "run a script file or use bash -c '…'", frozenset({"-c"}),
+                  frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}),
+                  info=frozenset({"--version", "--help"}))
+_NODE = Interpreter("JavaScript", "run a script file or use node -e '…'",
+                    frozenset({"-e", "--eval", "-p", "--print", "-c", "--check", "--test", "--run"}),
+                    frozenset({"-r", "--require", "--import", "--loader", "--env-file"}),
+                    interactive=frozenset({"-i", "--interactive"}),
+                    info=frozenset({"-v", "--version", "-h", "--help"}))
+_RUBY = Interpreter("Ruby", "run a script file or use ruby -e '…'", frozenset({"-e"}), frozenset({"-r", "-I"}),
+                    info=frozenset({"-v", "--version", "-h", "--help"}))
+_PERL = Interpreter("Perl", "run a script file or use perl -e '…'", frozenset({"-e", "-E"}), frozenset({"-I", "-M"}),
+                    info=frozenset({"-v", "--version", "-h", "--help"}))
+_PHP = Interpreter("PHP", "run a script file or use php -r '…'", frozenset({"-r", "-l"}), frozenset({"-d", "-c"}),
+                   interactive=frozenset({"-a"}), info=frozenset({"-v", "--version", "-h", "--help"}))
+_LUA = Interpreter("Lua", "run a script file or use lua -e '…'", frozenset({"-e"}), frozenset({"-l"}), info=frozenset({"-v"}))
+_GENERIC_INFO = frozenset({"--version", "-v", "-V", "--help", "-h"})
+_NON_INTERACTIVE = "run a script file or pass the code with the program's non-interactive option"
+# REPLs that run a script given as the first positional argument.
+_REPL = Interpreter("interactive", _NON_INTERACTIVE, frozenset({"-e", "--eval", "-c", "-f", "--file"}),
+                    info=_GENERIC_INFO, runs_files=False)
+# Interactive whatever positionals they get (irb FILE still opens a REPL; psql DB waits for SQL).
+_ALWAYS = Interpreter("interactive", _NON_INTERACTIVE, frozenset({"-e", "--eval"}), info=_GENERIC_INFO,
+                      runs_files=False, min_positionals=10**6)
+_DB = Interpreter("SQL", "pass the SQL with -c/-e or a file with -f", frozenset({
+    "-c", "--command", "-f", "--file", "-e", "--execute", "-l", "--list"}),
+    frozenset({"-U", "-u", "-h", "-p", "-d", "-P", "-D", "--host", "--port", "--user", "--dbname"}),
+    info=frozenset({"--version", "-V", "--help", "-?"}), runs_files=False, min_positionals=10**6)
+_SCREEN = Interpreter("full-screen", "use read_file, write_file or patch_file, or a non-interactive command,", frozenset({
+    "--batch", "-batch", "--script", "--headless", "-es", "-Es"}),
+    info=frozenset({"--version", "-v", "--help", "-h"}), runs_files=False, screen=True)
+_SQLITE = Interpreter("SQL", "pass the SQL as an argument (sqlite3 DB 'SQL')", frozenset(), frozenset({"-cmd"}),
+                      runs_files=False, min_positionals=2, info=frozenset({"-version", "--version", "-help"}))
+_PAGER = Interpreter("pager", "use cat or read_file", frozenset(), runs_files=False, interactive=frozenset())
+_SOURCE = Interpreter("shell", "source a shell script", frozenset(), interactive=frozenset(), info=frozenset(),
+                      min_positionals=0)
+
+_FAMILIES: dict[str, Interpreter] = {
+    **dict.fromkeys(("bash", "sh", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "ash"), _SH),
+    **dict.fromkeys(("node", "nodejs"), _NODE),
+    "ruby": _RUBY, "perl": _PERL, "php": _PHP, "lua": _LUA, "luajit": _LUA,
+    **dict.fromkeys(("julia", "R", "deno", "scala", "ocaml", "guile", "racket", "tclsh", "wish", "gdb",
+                     "mongo", "mongosh", "redis-cli", "erl", "clj", "clojure", "sbt", "bc"), _REPL),
+    **dict.fromkeys(("irb", "ghci", "iex", "utop", "jshell", "pry", "ftp", "telnet"), _ALWAYS),
+    **dict.fromkeys(("psql", "mysql", "mariadb"), _DB),
+    **dict.fromkeys(("less", "more", "most"), _PAGER),
+    **dict.fromkeys(("vim", "vi", "nvim", "nano", "emacs", "pico", "joe", "micro", "mcedit", "top",
+                     "htop", "btop", "atop", "mc"), _SCREEN),
+    "sqlite3": _SQLITE, "source": _SOURCE, ".": _SOURCE,
+}
+_PY_NAME = re.compile(r"(?:python|pypy)(?:\d+(?:\.\d+)*)?|ipython3?|bpython|ptpython")
+
+
+def _family(program: str) -> Interpreter | None:
+    if _PY_NAME.fullmatch(program):
+        return _PY
+    return _FAMILIES.get(program)
+
+
+def tokenize_command(command: str) -> list[str] | None:
+    """Shell tokens with operators and line breaks as separate tokens, or None when unparsable."""
+    if "<<" in command.replace("<<<", ""):
+        return None  # here-document bodies are not commands
+    lexer = shlex.shlex(command, posix=True, punctuation_chars="();<>|&\n")
+    lexer.whitespace_split = True
+    lexer.whitespace = " \t\r"
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+@dataclass
+class SimpleCommand:
+    """One simple command of a command line: program, arguments, and whether stdin is given."""
+
+    words: list[str]
+    stdin: bool
+
+
+def split_simple_commands(tokens: list[str]) -> list[SimpleCommand]:
+    """Split shell tokens into simple commands, dropping redirections (and noting input ones)."""
+    commands: list[SimpleCommand] = []
+    words: list[str] = []
+    stdin = False
+    piped = False
+    skip_next = False
+    for index, token in enumerate(tokens):
+        if skip_next:
+            skip_next = False
+            continue
+        if token and set(token) <= _OPERATOR_CHARS:
+            if "<" in token or ">" in token:
+                stdin = stdin or "<" in token
+                skip_next = True  # the redirection target is not an argument
+                continue
+            if words:
+                commands.append(SimpleCommand(words, stdin or piped))
+            words, stdin = [], False
+            piped = token in ("|", "|&")
+            continue
+        if token.isdigit() and index + 1 < len(tokens) and tokens[index + 1][:1] in "<>":
+            continue  # a file descriptor number: 2>/dev/null
+        words.append(token)
+    if words:
+        commands.append(SimpleCommand(words, stdin or piped))
+    return commands
+
+
+def _strip_wrappers(words: list[str]) -> list[str]:
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if _ASSIGNMENT.match(word):
+            index += 1
+        elif word in _WRAPPERS:
+            takes_value = _WRAPPERS[word]
+            index += 1
+            while index < len(words) and (words[index].startswith("-") or _ASSIGNMENT.match(words[index])):
+                index += 2 if words[index] in takes_value else 1
+            if word == "timeout" and index < len(words):
+                index += 1  # the duration
+        elif word in _RUNNERS and index + 1 < len(words) and words[index + 1] == "run":
+            index += 2
+            while index < len(words) and words[index].startswith("-"):
+                index += 1
+        else:
+            break
+    return words[index:]
+
+
+def _is_document(word: str) -> bool:
+    return PurePosixPath(word).suffix.lower() in DOCUMENT_SUFFIXES
+
+
+def _judge(words: list[str], stdin: bool) -> str | None:
+    """The refusal sentence for one simple command, or None when it may run."""
+    words = _strip_wrappers(words)
+    if not words:
+        return None
+    program_word = words[0]
+    program = PurePosixPath(program_word).name
+    if _is_document(program_word):
+        return (f"{program_word} is a document or data file, not a program; read it with read_file (or cat), "
+                f"or run a script that processes it.")
+    family = _family(program)
+    if family is None:
+        return None
+    positionals: list[str] = []
+    args = iter(words[1:])
+    for arg in args:
+        if positionals and family.min_positionals <= 1:
+            break  # everything after the program file belongs to the program
+        if arg in family.info:
+            return None
+        head = arg.split("=", 1)[0]
+        if arg in family.providers or head in family.providers:
+            return None
+        if arg in family.interactive:
+            return _interactive(program, arg, family)
+        if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2 and not family.screen:
+            for letter in (f"-{c}" for c in arg[1:]):  # a cluster such as -uc or -ic
+                if letter in family.providers:
+                    return None
+                if letter in family.interactive:
+                    return _interactive(program, arg, family)
+                if letter in family.value_options:
+                    break  # the rest of the cluster is that option's value (-Wignore)
+        if arg in family.value_options:
+            next(args, None)
+            continue
+        if arg.startswith(("-", "+")) and arg not in ("-", "+"):
+            continue
+        positionals.append(arg)
+    if family.screen:
+        if program in ("top", "atop") and "-b" in words:
+            return None
+        return (f"{program} is an interactive full-screen program, which cannot work here; "
+                f"{family.advice} instead.")
+    if positionals and family.runs_files and _is_document(positionals[0]):
+        return (f"{program} cannot run {positionals[0]}: it is a document or data file, not a "
+                f"{family.label} program; read it with read_file, or run a script that loads it.")
+    if len(positionals) >= family.min_positionals or stdin:
+        return None
+    if len(words) > 1:
+        return _interactive(program, " ".join(words[1:]), family)
+    return (f"{program} with no arguments starts an interactive session, which cannot work here "
+            f"(stdin is closed); {family.advice}.")
+
+
+def _interactive(program: str, flags: str, family: Interpreter) -> str:
+    shown = f"{program} {flags[:60]}".strip()
+    return (f"{shown} starts an interactive session, which cannot work here (stdin is closed); "
+            f"{family.advice} instead.")
+
+
+def check_command(command: str) -> str | None:
+    """Why ``command`` must not run (one sentence), or None when it may."""
+    tokens = tokenize_command(command)
+    if tokens is None:
+        return None
+    for simple in split_simple_commands(tokens):
+        reason = _judge(simple.words, simple.stdin)
+        if reason is not None:
+            return reason
+    return None
+
+
+def command_text_key(command: str) -> str:
+    """A command's identity: shell tokens joined by single spaces (whitespace differences vanish)."""
+    tokens = tokenize_command(command)
+    if tokens is None:
+        return " ".join(command.split())
+    return " ".join(t if set(t) <= _OPERATOR_CHARS else shlex.quote(t) for t in tokens)
+
+
+def cwd_key(cwd: Any) -> str:
+    """A ``cwd`` argument's identity: absent, empty and ``.`` are the workspace root."""
+    if not isinstance(cwd, str) or not cwd.strip():
+        return "."
+    return normalize_path(cwd)
+
+
+def find_duplicate_commands(calls: list[ToolCall]) -> dict[int, int]:
+    """Index of each repeated ``run_command`` call in a batch → index of its first occurrence.
+
+    Calls are the same when command (whitespace-normalized), ``cwd`` and
+    ``timeout_s`` agree; the scheduler runs the first and answers both.
+    """
+    first_seen: dict[tuple[str, str, str], int] = {}
+    duplicates: dict[int, int] = {}
+    for index, call in enumerate(calls):
+        if call.name != "run_command" or not isinstance(call.arguments, dict):
+            continue
+        command = call.arguments.get("command")
+        if not isinstance(command, str):
+            continue
+        key = (command_text_key(command), cwd_key(call.arguments.get("cwd")), str(call.arguments.get("timeout_s")))
+        if key in first_seen:
+            duplicates[index] = first_seen[key]
+        else:
+            first_seen[key] = index
+    return duplicates
