@@ -115,6 +115,12 @@ class Runtime:
             result = await run.drive()
         finally:
             self._active.pop(run_id, None)
+            close = getattr(chat_model, "aclose", None)
+            if close is not None:
+                try:
+                    await close()  # the HTTP pool of this run's client
+                except Exception:
+                    pass
             jsonl.close()
             for sink in extra_files:
                 sink.close()
@@ -167,7 +173,8 @@ class _Run:
             self.bus.emit("context.built", {**self._context_payload, "tools": registry.names(),
                                             "verification": self.gate.state()})
             scheduler = Scheduler(registry, self.runtime.executor, self.emit, guards=guards,
-                                  normalize=normalize_arguments, find_duplicates=find_duplicate_commands)
+                                  normalize=normalize_arguments, find_duplicates=find_duplicate_commands,
+                                  unavailable=self._unavailable_reason(request.write, sub_agent=bool(request.role)))
             max_iterations = request.max_iterations or (
                 SUB_AGENT_MAX_ITERATIONS if request.role else self.spec.max_iterations)
             self.loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, self.emit, self.gate,
@@ -187,6 +194,21 @@ class _Run:
             ctx.cancel.set()
             delegator.cancel_all()
             processes.kill_all()
+
+    def _unavailable_reason(self, write: bool, *, sub_agent: bool) -> Callable[[str], str | None]:
+        full = self.runtime.registry
+
+        def reason(name: str) -> str | None:
+            tool = full.get(name)
+            if tool is None:
+                return None
+            if sub_agent and name in DELEGATION_TOOLS:
+                return f"{name} is not available: sub-agents cannot delegate; do the work with your own tools."
+            if not write and not tool.read_only:
+                return f"{name} is not available: this agent is read-only; report what should change instead."
+            return f"{name} was not offered for this task; use one of the tools you were given."
+
+        return reason
 
     def _build_context(self) -> list[dict[str, Any]]:
         state = self.runtime.state
@@ -242,7 +264,8 @@ class _Run:
         )
         gate = BoundGate.for_task(task, self.bus)
         scheduler = Scheduler(registry, self.runtime.executor, emit, guards=self.guards,
-                              normalize=normalize_arguments, find_duplicates=find_duplicate_commands)
+                              normalize=normalize_arguments, find_duplicates=find_duplicate_commands,
+                              unavailable=self._unavailable_reason(write, sub_agent=True))
         loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, emit, gate, SUB_AGENT_MAX_ITERATIONS)
         messages = self.runtime.context_policy.prepare(
             [], f"You are a sub-agent with the role: {role}. Do exactly this task and report back:\n\n{task}",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -62,6 +62,7 @@ class Scheduler:
 
     def __init__(self, registry: ToolRegistry, executor: Executor, emit: Emitter, *, guards: Guards | None = None,
                  normalize: Any = None, find_duplicates: Any = None,
+                 unavailable: Callable[[str], str | None] | None = None,
                  max_calls: int = MAX_CALLS_PER_RESPONSE) -> None:
         self.registry = registry
         self.executor = executor
@@ -70,6 +71,7 @@ class Scheduler:
         self.normalize = normalize
         self.find_duplicates = find_duplicates
         self.max_calls = max_calls
+        self.unavailable = unavailable
 
     def _prepare(self, calls: Sequence[ToolCall]) -> list[_Prepared]:
         prepared: list[_Prepared] = []
@@ -85,8 +87,9 @@ class Scheduler:
                     f"call {call.name} again in your next response."
                 )
             elif tool is None:
+                reason = self.unavailable(call.name) if self.unavailable is not None else None
                 known = ", ".join(self.registry.names())
-                item.early = ToolResult.failure(f"Unknown tool '{call.name}' here; use one of: {known}.")
+                item.early = ToolResult.failure(reason or f"Unknown tool '{call.name}'; use one of: {known}.")
             prepared.append(item)
         if self.find_duplicates is not None:
             runnable = [p.call for p in prepared if p.early is None]
