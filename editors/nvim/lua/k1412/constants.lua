@@ -1,0 +1,26 @@
+--- Every LSP method, command and setting name K1412 uses.
+--- Mirrors k1412_ls/lsp/constants.py; tests/test_editor_files.py keeps the two in step.
+local M = {}
+
+M.SERVER_NAME = 'k1412-ls'
+M.CLIENT_NAME = 'k1412'
+
+M.CMD_RUN_TASK = 'k1412.runTask'
+M.CMD_DELEGATE = 'k1412.delegate'
+M.CMD_CANCEL_RUN = 'k1412.cancelRun'
+M.CMD_LIST_MODELS = 'k1412.listModels'
+
+M.NOTIFY_EVENT = 'k1412/event'
+
+M.CODE_ACTION_DELEGATE_TITLE = 'K1412: delegate to sub-agent'
+
+M.SETTINGS_SECTION = 'k1412'
+M.SETTING_MODEL = 'model'
+M.SETTING_CONFIG_PATH = 'configPath'
+M.SETTING_USER = 'user'
+M.SETTING_CONFIRM_EDITS = 'confirmEdits'
+
+M.DEFAULT_CMD = { 'k1412', 'lsp' }
+M.ROOT_MARKERS = { '.k1412', '.git' }
+
+return M

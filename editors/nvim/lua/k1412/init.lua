@@ -1,0 +1,44 @@
+--- K1412 for Neovim: run tasks, cancel runs, read their event logs, show progress in the statusline.
+---
+--- Minimal setup (Neovim 0.11+): `vim.g.k1412 = { model = 'sol' }` and `vim.lsp.enable('k1412')`.
+local M = {}
+
+--- Update the settings (merged into `vim.g.k1412`) and tell running servers about them.
+--- @param opts { model: string?, configPath: string?, user: string?, confirmEdits: boolean?, cmd: string[]? }?
+function M.setup(opts)
+  local current = type(vim.g.k1412) == 'table' and vim.g.k1412 or {}
+  vim.g.k1412 = vim.tbl_extend('force', current, opts or {})
+  local C = require('k1412.constants')
+  local settings = require('k1412.config').server_settings()
+  for _, client in ipairs(vim.lsp.get_clients({ name = C.CLIENT_NAME })) do
+    client.settings = { [C.SETTINGS_SECTION] = settings }
+    client:notify('workspace/didChangeConfiguration', { settings = client.settings })
+  end
+end
+
+--- Run a task on the server attached to the current buffer; the verdict arrives with vim.notify.
+--- @param task string
+--- @return integer? request_id
+function M.run(task)
+  return require('k1412.client').run_task(task, vim.api.nvim_get_current_buf())
+end
+
+--- Cancel `run_id`, or the active run.
+--- @param run_id string?
+function M.cancel(run_id)
+  require('k1412.client').cancel(run_id)
+end
+
+--- Open the event log of `run_id` (default: the latest run).
+--- @param run_id string?
+function M.log(run_id)
+  return require('k1412.log').open(run_id)
+end
+
+--- Statusline component: `set statusline+=%{v:lua.require'k1412'.statusline()}`.
+--- @return string
+function M.statusline()
+  return require('k1412.progress').statusline()
+end
+
+return M
