@@ -131,8 +131,8 @@ class WorkspacePatchFiles:
                 f"Failed to read file to update {section.path}: {reason}",
                 "check the path with list_files, or use '*** Add File:' to create a new file",
             )
+        # Binary files were refused by preflight (and by the document store's read).
         base = load_for_edit(self.ctx, path)
-        _refuse_nul(section.path, base.text)
         new_text = derive(base.text)
         target = self.resolved[section.move_to] if section.move_to is not None else path
         if target == path:

@@ -49,8 +49,8 @@ PASSES: tuple[Callable[[str], str] | None, ...] = (None, _rstrip, _trim, normali
 class LineMatcher:
     """Finds sequences of lines in one file; normalized views are computed lazily and reused."""
 
-    def __init__(self, lines: Sequence[str]) -> None:
-        self.lines = list(lines)
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
         self._views: dict[int, list[str]] = {0: self.lines}
 
     def _view(self, pass_index: int) -> list[str]:
