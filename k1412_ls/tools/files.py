@@ -136,8 +136,6 @@ def list_files(args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
                     queue.append((child.path, child.rel, child_chain, depth + 1))
                 if args.glob:
                     continue
-            elif not glob.accepts_file(child.rel):
-                continue
             if len(entries) >= MAX_LIST_ENTRIES:
                 truncated = True
                 break

@@ -151,20 +151,27 @@ def is_ignored(chain: tuple[RuleSet, ...], rel: str, is_dir: bool) -> bool:
 
 
 class GlobFilter:
-    """A ``glob`` argument: gitignore-style, relative to the workspace root; ``!`` excludes."""
+    """A ``glob`` argument: gitignore-style, relative to the workspace root; ``!`` excludes.
+
+    Like ripgrep's ``--glob`` it overrides the ignore files: a matching
+    positive glob includes a file even if it is gitignored (inside a
+    directory that is not pruned), a matching ``!`` glob excludes, and with a
+    positive glob every other file is excluded while directories fall back
+    to the ignore files.
+    """
 
     def __init__(self, glob: str | None) -> None:
         self.rule = compile_rule(glob) if glob else None
 
-    def accepts_file(self, rel: str) -> bool:
+    def decide(self, rel: str, is_dir: bool) -> bool | None:
+        """True excluded, False included, None when the ignore files decide."""
         if self.rule is None:
+            return None
+        if self.rule.matches(rel, is_dir):
+            return self.rule.negate
+        if not self.rule.negate and not is_dir:
             return True
-        hit = self.rule.regex.match(rel) is not None
-        return not hit if self.rule.negate else hit
-
-    def prunes_dir(self, rel: str) -> bool:
-        # Only an exclusion can hide a whole directory; an inclusion filters files.
-        return self.rule is not None and self.rule.negate and self.rule.matches(rel, True)
+        return None
 
 
 @dataclass(frozen=True)
@@ -215,9 +222,8 @@ def list_children(directory: Path, rel: str, chain: tuple[RuleSet, ...], depth: 
         else:
             kind = "other"
         is_dir = kind == "dir"
-        if is_ignored(chain, child_rel, is_dir):
-            continue
-        if is_dir and glob.prunes_dir(child_rel):
+        decision = glob.decide(child_rel, is_dir)
+        if decision if decision is not None else is_ignored(chain, child_rel, is_dir):
             continue
         entries.append(Entry(child_rel, Path(item.path), kind, depth, info.st_size))
     return entries, chain
@@ -238,5 +244,5 @@ def walk_files(root: Path, start: Path, glob: GlobFilter) -> Iterator[Entry]:
         if child.kind == "dir":
             grandchildren, child_chain = list_children(child.path, child.rel, chain, child.depth + 1, glob)
             stack.append((iter(grandchildren), child_chain))
-        elif child.kind == "file" and glob.accepts_file(child.rel):
+        elif child.kind == "file":
             yield child

@@ -1,0 +1,263 @@
+"""search_files: literal or regex search over workspace text files (SPEC §6).
+
+ripgrep is used when installed; otherwise a pure-Python walker gives the
+same results: matches sorted by path (component by component, like
+``rg --sort path``) then line, ``.gitignore`` respected (see
+:mod:`k1412_ls.tools.ignore`), hidden files searched, ``.git`` and symlinks
+skipped, binary files and files over 50 MiB skipped, UTF-8 BOMs stripped and
+UTF-16 files (with a BOM) transcoded, long lines cut to
+:data:`MAX_TEXT_CHARS` characters with a marker. The query is always passed
+after ``-e`` so a query such as ``--pre=sh`` is never an option.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from k1412_ls.tools.ignore import GlobFilter, walk_files
+from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+
+MAX_TEXT_CHARS = 300
+TRUNCATION_MARKER = " …[line truncated]"
+MAX_FILE_BYTES = 50 * 1024 * 1024
+RG_MAX_COLUMNS = 2000  # bytes; always more than MAX_TEXT_CHARS characters
+SEARCH_TIMEOUT_S = 60.0
+_RG_PREVIEW_TAIL = re.compile(rb" \[\.\.\. (?:\d+ more match(?:es)?|omitted end of long line)\]$")
+
+
+class SearchFilesArgs(BaseModel):
+    """Arguments of search_files."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1, description="Text to find (a regular expression when regex is true).")
+    path: str = Field(default=".", description="Directory or file to search, relative to the workspace root.")
+    regex: bool = Field(default=False, description="Treat query as a regular expression.")
+    glob: str | None = Field(
+        default=None,
+        description="Gitignore-style file filter relative to the workspace root, e.g. '*.py'; '!' excludes.",
+    )
+    max_results: int = Field(default=100, ge=1, le=1000, description="Maximum matching lines to return.")
+
+
+@dataclass(frozen=True)
+class Match:
+    """One matching line: workspace-relative path, 1-based line and character column, display text."""
+
+    path: str
+    line: int
+    column: int
+    text: str
+
+
+def display_text(text: str, cut: bool = False) -> str:
+    """The line as shown to the model: at most MAX_TEXT_CHARS characters plus a marker when cut."""
+    if cut or len(text) > MAX_TEXT_CHARS:
+        return text[:MAX_TEXT_CHARS] + TRUNCATION_MARKER
+    return text
+
+
+def sort_key(match: Match) -> tuple[list[str], int]:
+    return match.path.split("/"), match.line
+
+
+# --- Python backend ------------------------------------------------------------------------------
+
+
+def _decode(data: bytes) -> str | None:
+    """File bytes as text the way ripgrep sees them; None for binary files."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    elif data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\x00" in data:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _search_text(rel: str, text: str, find: re.Pattern[str], limit: int, out: list[Match]) -> None:
+    for number, line in enumerate(text.split("\n"), start=1):
+        if len(out) >= limit:
+            return
+        if line.endswith("\r"):
+            line = line[:-1]
+        found = find.search(line)
+        if found is not None:
+            out.append(Match(rel, number, found.start() + 1, display_text(line)))
+
+
+def python_search(root: Path, start: Path, query: str, regex: bool, glob: str | None, limit: int,
+                  cancel: threading.Event | None = None) -> list[Match]:
+    """Search without ripgrep; returns up to ``limit`` matches in path/line order."""
+    try:
+        find = re.compile(query if regex else re.escape(query))
+    except re.error as exc:
+        raise ToolError(f"The regex is invalid ({exc}); fix it or pass regex=false to search for literal text.") from None
+    if start.is_file():
+        files: Iterable[Path] = [start]
+    else:
+        files = (entry.path for entry in walk_files(root, start, GlobFilter(glob)))
+    out: list[Match] = []
+    for path in files:
+        if len(out) >= limit or (cancel is not None and cancel.is_set()):
+            break
+        try:
+            if os.lstat(path).st_size > MAX_FILE_BYTES:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        text = _decode(data)
+        if text is not None:
+            _search_text(path.relative_to(root).as_posix(), text, find, limit, out)
+    return out
+
+
+# --- ripgrep backend -----------------------------------------------------------------------------
+
+
+def rg_command(rg: str, root: Path, start: Path, query: str, regex: bool, glob: str | None) -> list[str]:
+    """The ripgrep command line (run with cwd=root): no config, no symlinks, .gitignore only."""
+    command = [
+        rg, "--no-config", "--null", "--line-number", "--column", "--no-heading", "--with-filename",
+        "--color", "never", "--max-columns", str(RG_MAX_COLUMNS), "--max-columns-preview", "--hidden",
+        "--no-require-git", "--no-ignore-global", "--no-ignore-dot", "--no-ignore-exclude",
+        "--no-ignore-parent", "--sort", "path", "--no-messages", "--max-filesize", "50M",
+        "--glob", "!.git",
+    ]
+    if glob:
+        command += ["--glob", glob]
+    if not regex:
+        command.append("--fixed-strings")
+    if start != root and (root / ".gitignore").is_file():
+        command += ["--ignore-file", str(root / ".gitignore")]
+    rel = "." if start == root else start.relative_to(root).as_posix()
+    return [*command, "-e", query, "--", rel]
+
+
+def _parse_record(path_raw: bytes, rest: bytes) -> Match | None:
+    try:
+        line_raw, column_raw, text = rest.split(b":", 2)
+        line, column = int(line_raw), int(column_raw)
+    except ValueError:
+        return None
+    cut = len(text) > RG_MAX_COLUMNS and _RG_PREVIEW_TAIL.search(text) is not None
+    if cut:
+        text = _RG_PREVIEW_TAIL.sub(b"", text)
+    elif text.endswith(b"\r"):
+        text = text[:-1]
+    prefix = text[: column - 1].decode("utf-8", errors="replace")
+    char_column = len(prefix) + 1 + max(0, column - 1 - len(text))
+    rel = os.path.normpath(os.fsdecode(path_raw)).replace(os.sep, "/")
+    return Match(rel, line, char_column, display_text(text.decode("utf-8", errors="replace"), cut))
+
+
+def rg_search(rg: str, root: Path, start: Path, query: str, regex: bool, glob: str | None, limit: int,
+              cancel: threading.Event | None = None) -> list[Match]:
+    """Search with ripgrep; returns up to ``limit`` matches in path/line order."""
+    proc = subprocess.Popen(
+        rg_command(rg, root, start, query, regex, glob), cwd=root, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    done = threading.Event()
+    stopped: list[str] = []
+
+    def watchdog() -> None:
+        deadline = time.monotonic() + SEARCH_TIMEOUT_S
+        while not done.wait(0.1):
+            if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
+                stopped.append("cancelled" if cancel is not None and cancel.is_set() else "timeout")
+                proc.kill()
+                return
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    out: list[Match] = []
+    buffer = b""
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        while len(out) < limit:
+            chunk = proc.stdout.read1(1 << 16)
+            if not chunk:
+                break
+            buffer += chunk
+            while len(out) < limit:
+                nul = buffer.find(b"\0")
+                newline = buffer.find(b"\n", nul + 1) if nul >= 0 else -1
+                if newline < 0:
+                    break
+                match = _parse_record(buffer[:nul], buffer[nul + 1:newline])
+                buffer = buffer[newline + 1:]
+                if match is not None:
+                    out.append(match)
+    finally:
+        done.set()
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        stderr = proc.stderr.read(4096).decode("utf-8", errors="replace")
+        proc.stderr.close()
+        code = proc.wait()
+    if stopped == ["timeout"]:
+        raise ToolError(f"The search took longer than {SEARCH_TIMEOUT_S:.0f} s; narrow it with path or glob.")
+    if stopped == ["cancelled"]:
+        raise ToolError("The run was cancelled during the search.")
+    if code == 2 and not out and stderr.strip():
+        lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
+        detail = lines[-1].removeprefix("error: ").rstrip(".") if lines else "ripgrep failed"
+        if "regex" in stderr or regex:
+            raise ToolError(
+                f"The regex is invalid ({detail}); fix it or pass regex=false to search for literal text."
+            )
+        raise ToolError(f"The search failed ({detail}); check the path and glob and try again.")
+    return out
+
+
+# --- the tool ------------------------------------------------------------------------------------
+
+
+def search_files(args: SearchFilesArgs, ctx: ToolContext) -> ToolResult:
+    """Find lines matching ``query``; results sorted by path then line, capped at max_results."""
+    if "\n" in args.query or "\r" in args.query:
+        raise ToolError("search_files matches within one line; search for a single line of the text.")
+    real = ctx.workspace.resolve(args.path)
+    rel = ctx.workspace.relative(real)
+    if not real.exists():
+        raise ToolError(f"{rel} does not exist; search an existing directory such as '.'.")
+    if not (real.is_dir() or real.is_file()):
+        raise ToolError(f"{rel} is not a regular file or directory; search files and directories only.")
+    root = ctx.workspace.root
+    rg = shutil.which("rg")
+    wanted = args.max_results + 1  # one more than shown, to know whether there were more
+    if rg:
+        matches = rg_search(rg, root, real, args.query, args.regex, args.glob, wanted, ctx.cancel)
+    else:
+        matches = python_search(root, real, args.query, args.regex, args.glob, wanted, ctx.cancel)
+    matches.sort(key=sort_key)
+    truncated = len(matches) > args.max_results
+    matches = matches[: args.max_results]
+    fields: dict[str, object] = {
+        "query": args.query, "path": rel, "matches": [asdict(m) for m in matches], "count": len(matches),
+        "truncated": truncated, "backend": "ripgrep" if rg else "python",
+    }
+    if truncated:
+        fields["note"] = f"Stopped at {args.max_results} matches; narrow the search with path or glob."
+    return ToolResult.success(facts={"kind": "inspect", "paths": [rel]}, **fields)
+
+
+TOOLS: list[Tool] = [
+    Tool("search_files", "Search workspace files for a literal string (or a regex with regex=true); "
+         "respects .gitignore; returns path, line, column and the line text.",
+         SearchFilesArgs, search_files, parallel_safe=True, read_only=True, tags=frozenset({"core"})),
+]
