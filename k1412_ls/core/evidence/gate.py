@@ -1,0 +1,93 @@
+"""The completion gate (SPEC §9): may this run say ``completed``?
+
+``CompletionGate.check`` runs when the model answers without tool calls;
+``CompletionGate.state`` can run at every step (LSP progress, events) and
+uses the last answer the gate saw, so the state reported at the end of a run
+agrees with the verdict that ended it. The gate never counts rejections
+itself: the loop does, against ``max_rejections``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from k1412_ls.core.evidence.ledger import EvidenceLedger
+from k1412_ls.core.evidence.requirements import Requirements
+from k1412_ls.core.evidence.rules import CHECKS, Evidence, Problem
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's answer: complete or not, which kinds were required and satisfied, and what is missing.
+
+    ``missing`` holds one human-readable line per problem, each starting with
+    its kind (``"artifact: hello.py was written but never verified …"``);
+    ``instruction`` is the focused recovery message for the model.
+    """
+
+    complete: bool
+    required: list[str]
+    satisfied: list[str]
+    missing: list[str]
+    instruction: str
+    problems: tuple[Problem, ...] = field(default=(), repr=False)
+
+    @property
+    def missing_kinds(self) -> list[str]:
+        """The required kinds that are not satisfied."""
+        return [kind for kind in self.required if kind not in self.satisfied]
+
+    def as_state(self) -> dict[str, list[str]]:
+        """The ``evidence`` object of the run result (SPEC §2)."""
+        return {"required": list(self.required), "satisfied": list(self.satisfied), "missing": list(self.missing)}
+
+
+def recovery_instruction(problems: list[Problem]) -> str:
+    """One focused message: what is missing and the tool call that would prove it."""
+    if not problems:
+        return ""
+    remedies: list[str] = []
+    for problem in problems:
+        if problem.remedy not in remedies:
+            remedies.append(problem.remedy)
+    first, *rest = remedies
+    text = f"Before finishing, {first}"
+    for remedy in rest[:3]:
+        text += f" Also {remedy}"
+    missing = "; ".join(str(p) for p in problems[:4])
+    return f"Not proven yet: {missing}. {text}"
+
+
+class CompletionGate:
+    """Checks a run's ledger against the evidence its request requires."""
+
+    def __init__(self, requirements: Requirements, max_rejections: int = 2) -> None:
+        self.requirements = requirements
+        self.max_rejections = max_rejections
+        self.last_message = ""
+
+    def evaluate(self, ledger: EvidenceLedger, final_message: str) -> Verdict:
+        """The verdict for ``final_message`` without remembering it."""
+        writes, looks, runs = ledger.snapshot()
+        evidence = Evidence(writes, looks, runs, self.requirements, final_message, tuple(ledger.skipped))
+        problems: list[Problem] = []
+        satisfied: list[str] = []
+        for kind in self.requirements.kinds:
+            found = CHECKS[kind](evidence)
+            if found:
+                problems.extend(found)
+            else:
+                satisfied.append(kind)
+        return Verdict(
+            complete=not problems, required=list(self.requirements.kinds), satisfied=satisfied,
+            missing=[str(p) for p in problems], instruction=recovery_instruction(problems), problems=tuple(problems),
+        )
+
+    def check(self, ledger: EvidenceLedger, final_message: str) -> Verdict:
+        """The verdict on a run that wants to finish with ``final_message``."""
+        self.last_message = final_message
+        return self.evaluate(ledger, final_message)
+
+    def state(self, ledger: EvidenceLedger) -> dict[str, list[str]]:
+        """``{"required", "satisfied", "missing"}`` now, judged with the last answer seen (if any)."""
+        return self.evaluate(ledger, self.last_message).as_state()
