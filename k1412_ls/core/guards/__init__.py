@@ -11,7 +11,12 @@ saying what to do instead; its facts are ``{"kind": "guard", "guard": name}``.
 """
 
 from k1412_ls.core.guards.caps import Caps
-from k1412_ls.core.guards.commands import check_command, command_text_key, find_duplicate_commands
+from k1412_ls.core.guards.commands import (
+    check_command,
+    command_text_key,
+    find_duplicate_commands,
+    is_inspection,
+)
 from k1412_ls.core.guards.escapes import decode_edit_pair, decode_patch_text, decode_source_text
 from k1412_ls.core.guards.normalize import normalize_arguments, normalize_path
 from k1412_ls.core.guards.state import GuardState, diagnostic_signature
@@ -27,6 +32,7 @@ __all__ = [
     "decode_source_text",
     "diagnostic_signature",
     "find_duplicate_commands",
+    "is_inspection",
     "normalize_arguments",
     "normalize_path",
     "python_syntax_error",

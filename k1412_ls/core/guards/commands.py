@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -180,14 +181,15 @@ def _strip_wrappers(words: list[str]) -> list[str]:
     index = 0
     while index < len(words):
         word = words[index]
+        name = PurePosixPath(word).name  # /usr/bin/env is env
         if _ASSIGNMENT.match(word):
             index += 1
-        elif word in _WRAPPERS:
-            takes_value = _WRAPPERS[word]
+        elif name in _WRAPPERS:
+            takes_value = _WRAPPERS[name]
             index += 1
             while index < len(words) and (words[index].startswith("-") or _ASSIGNMENT.match(words[index])):
                 index += 2 if words[index] in takes_value else 1
-            if word == "timeout" and index < len(words):
+            if name == "timeout" and index < len(words):
                 index += 1  # the duration
         elif word in _RUNNERS and index + 1 < len(words) and words[index + 1] == "run":
             index += 2
@@ -224,13 +226,13 @@ def _judge(words: list[str], stdin: bool) -> str | None:
             return None
         head = arg.split("=", 1)[0]
         if arg in family.providers or head in family.providers:
-            return None
+            return _inner(family, arg, args, stdin)
         if arg in family.interactive:
             return _interactive(program, arg, family)
         if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2 and not family.screen:
             for letter in (f"-{c}" for c in arg[1:]):  # a cluster such as -uc or -ic
                 if letter in family.providers:
-                    return None
+                    return _inner(family, letter, args, stdin)
                 if letter in family.interactive:
                     return _interactive(program, arg, family)
                 if letter in family.value_options:
@@ -257,22 +259,78 @@ def _judge(words: list[str], stdin: bool) -> str | None:
             f"(stdin is closed); {family.advice}.")
 
 
+def _inner(family: Interpreter, flag: str, args: Iterator[str], stdin: bool) -> str | None:
+    """A shell's ``-c`` script is a command line of its own: judge it the same way."""
+    if family is not _SH or flag != "-c":
+        return None
+    script = next(args, None)
+    return check_command(script, stdin=stdin) if script else None
+
+
 def _interactive(program: str, flags: str, family: Interpreter) -> str:
     shown = f"{program} {flags[:60]}".strip()
     return (f"{shown} starts an interactive session, which cannot work here (stdin is closed); "
             f"{family.advice} instead.")
 
 
-def check_command(command: str) -> str | None:
-    """Why ``command`` must not run (one sentence), or None when it may."""
+def check_command(command: str, *, stdin: bool = False) -> str | None:
+    """Why ``command`` must not run (one sentence), or None when it may.
+
+    ``stdin`` says the whole line already receives input (a ``bash -c``
+    script on the right side of a pipe).
+    """
     tokens = tokenize_command(command)
     if tokens is None:
         return None
     for simple in split_simple_commands(tokens):
-        reason = _judge(simple.words, simple.stdin)
+        reason = _judge(simple.words, simple.stdin or stdin)
         if reason is not None:
             return reason
     return None
+
+
+_INSPECTORS = frozenset({
+    "ls", "cat", "head", "tail", "echo", "printf", "pwd", "grep", "egrep", "rg", "ag", "wc", "which", "type",
+    "file", "stat", "du", "df", "env", "printenv", "tree", "less", "more", "diff", "cmp", "sort", "uniq", "cut",
+    "tr", "nl", "od", "xxd", "hexdump", "md5sum", "sha256sum", "date", "whoami", "id", "uname", "true", "cd",
+    "test", "[", "realpath", "readlink", "basename", "dirname", "ps", "jq", "column", "fold", "tac", "sed",
+    "find", "awk",
+})
+_GIT_READS = frozenset({"status", "log", "diff", "show", "ls-files", "rev-parse", "blame", "grep", "describe",
+                        "shortlog", "cat-file", "ls-tree"})
+_MUTATING_FLAGS = {"sed": ("-i", "--in-place"), "find": ("-delete", "-exec", "-execdir", "-ok", "-fprint"),
+                   "awk": ("-i",)}
+
+
+def is_inspection(command: str) -> bool:
+    """True when every part of ``command`` only looks (``ls``, ``cat``, ``git status`` …) and writes no file.
+
+    Looking changes nothing a failed command depends on, so it never lifts
+    the repeat block; anything not recognised counts as a possible change.
+    """
+    tokens = tokenize_command(command)
+    if tokens is None:
+        return False
+    for index, token in enumerate(tokens):
+        if ">" in token and set(token) <= _OPERATOR_CHARS and not token.endswith("&"):
+            if index + 1 >= len(tokens) or tokens[index + 1] != "/dev/null":
+                return False  # output redirected into a file
+    for simple in split_simple_commands(tokens):
+        words = _strip_wrappers(simple.words)
+        if not words:
+            continue
+        program = PurePosixPath(words[0]).name
+        if program == "git":
+            sub = next((w for w in words[1:] if not w.startswith("-")), "")
+            if sub not in _GIT_READS:
+                return False
+            continue
+        if program not in _INSPECTORS:
+            return False
+        flags = _MUTATING_FLAGS.get(program, ())
+        if any(w == f or w.startswith(f) for w in words[1:] for f in flags):
+            return False
+    return True
 
 
 def command_text_key(command: str) -> str:

@@ -224,15 +224,15 @@ def decode_source_text(text: str, path: str | None, *, fragment: bool = False) -
 def decode_edit_pair(old_text: str, new_text: str, path: str | None) -> tuple[str, str]:
     """Decode a ``patch_file`` edit's two fragments together, or leave both as they are.
 
-    Both must qualify on their own terms (no real line break; quotes intact
-    after decoding), they share one decoding mode, and together they must
+    Neither may hold a real line break, both must keep their quotes intact
+    after decoding, they share one decoding mode, and together they must
     hold at least two literal ``\\n`` sequences.
     """
     texts = [old_text, new_text]
     escaped = [t for t in texts if count_literal_newlines(t)]
     if not escaped or sum(count_literal_newlines(t) for t in texts) < 2:
         return old_text, new_text
-    if any("\n" in t or "\r" in t for t in escaped):
+    if any("\n" in t or "\r" in t for t in texts):  # real line breaks: this pair was not escaped twice
         return old_text, new_text
     kind = target_kind(path)
     if kind is None:

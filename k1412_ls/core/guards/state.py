@@ -19,12 +19,15 @@ every executed call to :meth:`GuardState.observe`. The rules:
   (anywhere) since the failure, or another execution since the failure (a
   different command, or a background process started, polled with news, or
   cancelled) whose diagnostic differs from the failed one, such as an
-  install that succeeded or a server that began listening. Diagnostics are
-  compared after masking run-to-run noise (timestamps, durations,
-  addresses, hashes, temp paths); line numbers and counts stay, as they are
-  material. A command that timed out may run again with a longer
-  ``timeout_s``. Reads never unblock a command: they change nothing it
-  depends on. A cancelled command is not a failure.
+  install that succeeded or a server that began listening. A diagnostic is
+  the exit status plus the last non-empty output line (where exceptions,
+  compiler verdicts and test summaries land), compared after masking
+  run-to-run noise (timestamps, durations, addresses, hashes, temp paths);
+  line numbers and counts stay, as they are material. A command that timed
+  out may run again with a longer ``timeout_s``. Reads and inspection
+  commands (``ls``, ``cat``, ``grep``, ``git status`` … without output
+  redirection) never unblock a command: they change nothing it depends on.
+  A cancelled command is not a failure.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from k1412_ls.core.guards.commands import check_command, command_text_key, cwd_key
+from k1412_ls.core.guards.commands import check_command, command_text_key, cwd_key, is_inspection
 from k1412_ls.core.guards.normalize import normalize_path
 from k1412_ls.core.guards.writes import WRITE_TOOLS, body_sha, one_line, patch_paths, write_key, write_refusal
 from k1412_ls.tools.facts import write_entry, write_facts
@@ -57,8 +60,9 @@ _SIGNATURE_TAIL = 3000  # errors live in the tail of the output
 
 
 def diagnostic_signature(text: str) -> str:
-    """``text`` with run-to-run noise masked and whitespace collapsed, for "materially different"."""
-    tail = text[-_SIGNATURE_TAIL:]
+    """The last non-empty line of ``text`` with run-to-run noise masked, for "materially different"."""
+    lines = [line for line in text[-_SIGNATURE_TAIL:].splitlines() if line.strip()]
+    tail = lines[-1] if lines else ""
     for pattern, mask in _NOISE:
         tail = pattern.sub(mask, tail)
     return " ".join(tail.split())
@@ -256,8 +260,10 @@ class GuardState:
         exit_code = facts.get("exit_code", data.get("exit_code"))
         timed_out = bool(facts.get("timed_out") or data.get("timed_out"))
         error = "" if result.ok else one_line(data.get("error") or "")
-        signature = diagnostic_signature(f"exit={exit_code} timed_out={timed_out}\n{output}\n{error}")
-        self._executions.append(_Execution(seq, key, signature))
+        status = f"exit={exit_code} timed_out={timed_out} "
+        signature = status + diagnostic_signature(output or error)
+        if not is_inspection(command):
+            self._executions.append(_Execution(seq, key, signature))
         if result.ok:
             self._failed_commands.pop(key, None)
             return
@@ -279,5 +285,5 @@ class GuardState:
         if not output and status == "running" and op == "poll":
             return  # a silent poll of a running process says nothing new
         detail = f"op={op} status={status} exit={facts.get('exit_code', result.data.get('exit_code'))}"
-        self._executions.append(_Execution(seq, None, diagnostic_signature(f"{detail}\n{output}")))
+        self._executions.append(_Execution(seq, None, f"{detail} {diagnostic_signature(output)}"))
 

@@ -37,6 +37,8 @@ def is_python_path(path: str) -> bool:
 
 def python_syntax_error(path: str, text: str) -> str | None:
     """The refusal sentence when ``text`` is not valid Python, else None."""
+    if "\x00" in text:
+        return f"{path} does not parse: it contains a NUL byte; remove it and write the file again."
     try:
         compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
@@ -48,8 +50,6 @@ def python_syntax_error(path: str, text: str) -> str | None:
         snippet = one_line(exc.text or "", 60).replace("`", "'")
         shown = f" (`{snippet}`)" if snippet else ""
         return f"{path} does not parse: {message}{where}{shown}; fix the code and write it again."
-    except ValueError:
-        return f"{path} does not parse: it contains a NUL byte; remove it and write the file again."
     return None
 
 
