@@ -619,6 +619,12 @@ def test_timed_out_command_may_run_with_a_longer_timeout() -> None:
     assert state.precheck("run_command", {"command": "make all", "timeout_s": 600}) is None
 
 
+def test_silent_failure_is_named_as_such() -> None:
+    state = GuardState()
+    _run(state, "false", _command_result("false", 1, ""))
+    assert_refusal(state.precheck("run_command", {"command": "false"}), "(exit 1, no output)")
+
+
 def test_cancelled_command_is_not_a_failure() -> None:
     state = GuardState()
     _run(state, "sleep 100", _command_result("sleep 100", None, "", cancelled=True))

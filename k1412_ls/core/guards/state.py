@@ -267,12 +267,13 @@ class GuardState:
         if result.ok:
             self._failed_commands.pop(key, None)
             return
-        last = _last_line(output) or error
+        last = _last_line(output)
         if timed_out:
             summary = f"timed out: {last}" if last else "timed out"
         elif isinstance(exit_code, int):
-            summary = f"exit {exit_code}: {last}" if last else f"exit {exit_code}"
+            summary = f"exit {exit_code}: {last}" if last else f"exit {exit_code}, no output"
         else:
+            last = last or error
             summary = f"error: {last}" if last else "error"
         self._failed_commands[key] = _FailedCommand(seq, one_line(summary, 160), signature, timed_out,
                                                     _timeout(arguments))
