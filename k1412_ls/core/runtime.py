@@ -144,7 +144,7 @@ class _Run:
         self.workspace = Workspace(request.workspace)
         self.gate = BoundGate.for_task(request.task, bus)
         self.loop: AgentLoop | None = None
-        self.guards = GuardState()  # shared by the root agent and its sub-agents
+        self.guards = GuardState(workspace_root=str(self.workspace.root))  # shared with sub-agents
 
     def _context(self, services: dict[str, Any]) -> ToolContext:
         return ToolContext(

@@ -19,7 +19,8 @@ and numeric tokens, never write bodies. Kinds:
   start|poll|cancel;
 - ``git``: ``op`` (status|diff), ``paths`` touched by the diff/status;
 - ``state``: plan/memory operations (no evidence value);
-- ``delegate``: ``agent_id``, ``status`` of a sub-agent.
+- ``delegate``: ``agent_id``, ``status`` of a sub-agent;
+- ``guard``: a call refused before it ran (``guard`` names which); no evidence value.
 """
 
 from __future__ import annotations
