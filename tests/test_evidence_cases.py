@@ -49,7 +49,15 @@ def W(path: str, text: str = "x = 1\n", action: str = "create", *, depth: int = 
       unchanged: bool = False, tool: str = "write_file", origin: str | None = None) -> Step:
     extra = {"from": origin} if origin else {}
     entry = write_entry(path, None if action == "delete" else text, action, **extra)
-    return lambda log: log.tool(tool, ok, write_facts([entry], unchanged=unchanged), {"path": path}, depth=depth)
+    # A refused write (conflict, guard, bad path) applies nothing, so its facts list no change.
+    facts = write_facts([entry] if ok else [], unchanged=unchanged)
+    return lambda log: log.tool(tool, ok, facts, {"path": path}, depth=depth)
+
+
+def partial_patch(applied: list[str]) -> Step:
+    """An apply_patch that failed after applying some files: ok false, applied changes listed."""
+    facts = write_facts([write_entry(path, "y = 2\n", "update") for path in applied])
+    return lambda log: log.tool("apply_patch", False, facts, {"patch": {"bytes": 99, "sha256": "0" * 64}})
 
 
 def R(path: str, *, depth: int = 0, ok: bool = True) -> Step:
@@ -110,8 +118,16 @@ CASES: tuple[Case, ...] = (
          "artifact source", "artifact", says=("hello.py was written but never verified",)),
     Case("verification-before-write", "Create hello.py that prints hello", (R("hello.py"), W("hello.py", PY)), False,
          "artifact source", "artifact"),
-    Case("write-then-git-diff", "Create hello.py that prints hello", (W("hello.py", PY), G("diff")), True,
-         "artifact source"),
+    Case("write-then-git-status", "Create hello.py that prints hello", (W("hello.py", PY), G("status", ["hello.py"])),
+         True, "artifact source"),
+    Case("new-dir-in-git-status", "Create src/app/hello.py that prints hello",
+         (W("src/app/hello.py", PY), G("status", ["src"])), True, "artifact source"),
+    Case("git-diff-blind-to-new-file", "Create hello.py that prints hello", (W("hello.py", PY), G("diff", [])),
+         False, "artifact source", "artifact"),
+    Case("partial-patch-needs-verification", "Update a.py and b.py to use logging",
+         (partial_patch(["a.py"]),), False, "artifact", "artifact", says=("a.py was written but never verified",)),
+    Case("partial-patch-verified", "Update a.py and b.py to use logging",
+         (partial_patch(["a.py", "b.py"]), G("diff", ["a.py", "b.py"])), True, "artifact"),
     Case("git-diff-of-other-path", "Create hello.py that prints hello",
          (W("hello.py", PY), G("diff", ["other.py"], path="other.py")), False, "artifact source", "artifact"),
     Case("echo-is-no-verification", "Create hello.py that prints hello", (W("hello.py", PY), X("echo done", 0, "done")),
@@ -150,11 +166,12 @@ CASES: tuple[Case, ...] = (
     Case("background-poll-verifies", "Create server.py, a tiny HTTP server",
          (W("server.py"), P("start", "python server.py", "running"), P("poll", "python server.py", "running")), True,
          "artifact source"),
-    Case("delete-checked-by-git-status", "Delete old.txt", (W("old.txt", action="delete"), G("status")), True,
+    Case("delete-checked-by-git-status", "Delete old.txt", (W("old.txt", action="delete"), G("status", ["old.txt"])), True,
          "artifact"),
     Case("delete-unchecked", "Delete old.txt", (W("old.txt", action="delete"),), False, "artifact", "artifact"),
     Case("rename-checked-by-git-status", "Rename a.txt to b.txt",
-         (W("b.txt", "t\n", "move", tool="apply_patch", origin="a.txt"), G("status")), True, "artifact"),
+         (W("b.txt", "t\n", "move", tool="apply_patch", origin="a.txt"), G("status", ["a.txt", "b.txt"])), True,
+         "artifact"),
     Case("update-checked-by-git-diff-of-path", "Add a docstring to utils.py",
          (R("utils.py"), W("utils.py", '"""Utils."""\n', "update"), G("diff", ["utils.py"], path="utils.py")), True,
          "artifact"),
@@ -260,7 +277,9 @@ CASES: tuple[Case, ...] = (
     Case("explain-by-sub-agent", "Explain the error handling in server.py", (R("server.py", depth=1),), True,
          "inspection"),
     Case("review-without-reading", "Review utils.py", (), False, "inspection", "inspection"),
-    Case("git-diff-question", "Show me the git diff", (G("diff"),), True, "inspection"),
+    Case("git-diff-question", "Show me the git diff", (G("diff", []),), True, "inspection"),
+    Case("whole-tree-git-facts-without-paths", "Create hello.py that prints hello", (W("hello.py", PY), G("diff")),
+         True, "artifact source"),
     Case("git-question-no-tools", "What changed on this branch?", (), False, "inspection", "inspection"),
     Case("zh-greeting", "你好", (), True, ""),
     Case("greeting", "Hello!", (), True, ""),

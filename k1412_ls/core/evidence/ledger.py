@@ -8,7 +8,8 @@ order, so a verification recorded before a write cannot prove it.
 
 Facts are normalized into three kinds of entries:
 
-- :class:`WriteEntry`: one changed path (create/update/delete/move);
+- :class:`WriteEntry`: one changed path (create/update/delete/move), taken
+  from every write fact, since write facts list only changes that were applied;
 - :class:`LookEntry`: a read, listing, stat, search or git status/diff;
 - :class:`RunEntry`: a command run or a background process poll.
 """
@@ -35,6 +36,12 @@ def same_path(a: str, b: str) -> bool:
     """Whether two paths name the same file; a bare name matches a path ending in it."""
     a, b = normalize_path(a), normalize_path(b)
     return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def covers(listed: str, path: str) -> bool:
+    """Whether a path reported by git (a file, or an untracked directory) covers ``path``."""
+    listed, path = normalize_path(listed), normalize_path(path)
+    return same_path(listed, path) or listed == "." or path.startswith(listed + "/")
 
 
 @dataclass(frozen=True)
@@ -137,8 +144,9 @@ class EvidenceLedger:
         kind = facts.get("kind")
         seq, depth = event.seq, event.depth
         if kind == "write":
-            if ok:
-                self._take_writes(seq, depth, tool, facts)
+            # Write facts list only changes that were applied; a patch that failed half way
+            # (ok false) still changed the files it lists, and those need verifying too.
+            self._take_writes(seq, depth, tool, facts)
         elif kind in ("read", "inspect") and ok:
             paths = tuple(normalize_path(p) for p in facts.get("paths") or [] if isinstance(p, str))
             self.looks.append(LookEntry(seq, depth, tool, kind, paths, False))

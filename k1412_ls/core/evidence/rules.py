@@ -9,7 +9,8 @@ Shared definitions:
 
 - **verification of a path P written at seq w** (``verified``): a later
   (seq > w) successful ``read_file`` of P; a later ``git_status``/``git_diff``
-  of the whole tree or naming P; a later successful command that runs code
+  that lists P (or the untracked directory holding it; a diff that does not
+  list P saw no change to it); a later successful command that runs code
   or installs (a ``run``/``setup`` command exercised the workspace as
   written) or a probe command that names P (``cat P``, ``ls P``); a later
   successful background poll. A deleted path is also verified by any later
@@ -32,7 +33,15 @@ import re
 from dataclasses import dataclass
 
 from k1412_ls.core.evidence.commands import same_work
-from k1412_ls.core.evidence.ledger import FileState, LookEntry, RunEntry, WriteEntry, same_path, written_files
+from k1412_ls.core.evidence.ledger import (
+    FileState,
+    LookEntry,
+    RunEntry,
+    WriteEntry,
+    covers,
+    same_path,
+    written_files,
+)
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.core.numbers import extract_measurements
 from k1412_ls.core.vocabulary import is_report_path, is_source_path
@@ -86,7 +95,7 @@ def verified(ev: Evidence, state: FileState) -> bool:
     for look in ev.looks:
         if look.seq <= after:
             continue
-        if look.kind == "git" and (look.whole_tree or any(same_path(p, state.path) for p in look.paths)):
+        if look.kind == "git" and (look.whole_tree or any(covers(p, state.path) for p in look.paths)):
             return True
         if look.kind == "read" and any(same_path(p, state.path) for p in look.paths):
             return True
