@@ -249,6 +249,34 @@ def test_child_environment_has_no_provider_keys(ctx: ToolContext, command: str) 
         assert leaked not in output
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "kept"),
+    [
+        ("OPENAI_API_KEY", "anything-at-all", False),
+        ("DEEPSEEK_API_KEY", "anything-at-all", False),
+        ("HF_TOKEN", "hf_abcdefghij", False),
+        ("GITHUB_TOKEN", "x" * 20, False),
+        ("AWS_SECRET_ACCESS_KEY", "x" * 20, False),
+        ("DB_PASSWORD", "hunter22", False),
+        ("SSH_AUTH_SOCK", "/run/agent.sock", False),  # no borrowing the user's ssh keys
+        ("DATABASE_URL", "postgres://app:s3cret@db:5432/app", False),
+        ("INNOCENT_NAME", "ghp_" + "a" * 36, False),  # the value is a credential
+        ("MY_PROVIDER_CRED_VAR", "x" * 20, False),
+        ("GIT_ASKPASS", "/usr/bin/ksshaskpass", False),
+        ("HOME", "/home/dev", True),
+        ("LANG", "C.UTF-8", True),
+        ("VIRTUAL_ENV", "/work/.venv", True),
+        ("DATABASE_URL", "postgres://db:5432/app", True),
+    ],
+)
+def test_scrubbed_env_policy(name: str, value: str, kept: bool) -> None:
+    env = scrubbed_env({"PATH": "/usr/bin", name: value}, extra_secret_names=["MY_PROVIDER_CRED_VAR"])
+    assert (env.get(name) == value) is kept
+    assert env["PATH"] == "/usr/bin"
+    assert env["GIT_TERMINAL_PROMPT"] == "0" and env["PAGER"] == "cat" and env["GIT_PAGER"] == "cat"
+    assert env["TERM"] == "dumb" and env["NO_COLOR"] == "1"
+
+
 def test_background_process_environment_has_no_provider_keys(ctx: ToolContext) -> None:
     pid = call(ctx, "process_start", command="env").data["process_id"]
     output = call(ctx, "process_poll", process_id=pid, wait_s=10).data["output"]

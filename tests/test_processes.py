@@ -226,3 +226,23 @@ def test_tool_metadata_matches_the_contract() -> None:
         "process_poll": {"process_id", "wait_s"},
         "process_cancel": {"process_id"},
     }
+
+
+def test_character_split_across_polls_arrives_whole(ctx: ToolContext) -> None:
+    gate = ctx.workspace.root / "gate"
+    # 你 is e4 bd a0: the first two bytes arrive, then the last one after the gate opens.
+    pid = start(ctx, f"printf 'ab\\xe4\\xbd'; while [ ! -e {gate} ]; do sleep 0.05; done; printf '\\xa0\\n'")
+    first = poll_until(ctx, pid, "ab")
+    gate.touch()
+    rest = call(ctx, "process_poll", process_id=pid, wait_s=10).data["output"]
+    assert first + rest == "ab你\n"
+
+
+def test_capped_multibyte_output_has_no_broken_characters(ctx: ToolContext) -> None:
+    pid = start(ctx, "for i in $(seq 30000); do printf '你'; done; echo")
+    result = call(ctx, "process_poll", process_id=pid, wait_s=25)
+    output = result.data["output"]
+    assert "\ufffd" not in output
+    head, _, tail = output.partition(f"\n[… {result.data['omitted_bytes']} bytes omitted …]\n")
+    kept = len(head.encode()) + len(tail.encode())
+    assert kept + result.data["omitted_bytes"] == result.data["output_bytes"] == 30000 * 3 + 1
