@@ -285,6 +285,11 @@ CASES: tuple[Case, ...] = (
     Case("greeting", "Hello!", (), True, ""),
     Case("general-question", "What is 2+2?", (), True, "", answer="4"),
     Case("memory-chore", "Remember that I prefer tabs", (), True, ""),
+    Case("general-comparison-question", "What's the difference between a list and a tuple in Python?", (), True, "",
+         answer="A list is mutable; a tuple is not."),
+    Case("general-explanation", "Explain how the Node.js event loop works", (), True, "", answer="It runs tasks."),
+    Case("analyze-the-logs-unread", "Analyze the logs and tell me why it crashed", (), False, "inspection",
+         "inspection"),
     # --- mixed ----------------------------------------------------------------------------------
     Case("create-and-run", "Create hello.py and run it", (W("hello.py", PY), X("python hello.py", 0, "hello")), True,
          "artifact source execution"),

@@ -173,7 +173,9 @@ RULES: tuple[Rule, ...] = (
     _rule("en.workspace", "workspace",
           r"\b(?:this|the|my|our|these|that)\s+(?:\w+\s+)?(?:function|method|class|file|files|code|module|script|"
           r"repo|repository|project|codebase|package|library|tests?|bug|error|exception|stack\s*trace|traceback|"
-          r"config|variable|api|endpoint|directory|folder|workspace|program|implementation|crash)\b"
+          r"config|variable|api|endpoint|directory|folder|workspace|program|implementation|crash|logs?|output|"
+          r"results|data|dataset|schema|database|migrations?|dependencies|build|pipeline|server|app|application|"
+          r"service|docs|readme|architecture|structure|logic|parser|cli|script|changes)\b"
           r"|`[^`]+`|\b[A-Za-z_][A-Za-z0-9_]*\(\)"),
     _rule("zh.workspace", "workspace", r"这个|这段|该|此|项目|仓库|代码库|代码|函数|方法|模块|脚本|目录|报错|异常|变量|接口|配置"),
     _rule("en.greeting", "greeting",

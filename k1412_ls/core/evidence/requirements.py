@@ -10,9 +10,11 @@ Derivation rules, by name (each appears in ``Requirements.rules``):
 - ``need.report``: a ``report`` tag → report (written after an execution);
 - ``need.benchmark``: a ``measurement`` tag (benchmark, performance,
   faster …) → benchmark and execution: figures must be copied from output;
-- ``need.inspection``: an ``analysis``, ``comparison`` or ``git`` tag, or a
-  ``question`` about this workspace (``workspace`` tag), → inspection: the
-  answer must rest on something read in this run;
+- ``need.inspection``: a ``git`` request, or an ``analysis``, ``comparison``
+  or ``question`` request about this workspace (``workspace`` tag or a named
+  file) → inspection: the answer must rest on something read in this run.
+  General knowledge ("what is the difference between a list and a tuple?")
+  owes nothing;
 - ``need.nothing``: greetings, memory chores, general questions and
   requests no rule recognises owe no workspace proof.
 
@@ -78,7 +80,9 @@ def derive_requirements(request: str) -> Requirements:
     if "measurement" in tags:
         need("benchmark", "need.benchmark")
         need("execution", "need.benchmark")
-    if tags & {"analysis", "comparison", "git"} or {"question", "workspace"} <= tags:
+    targets = extract_targets(request)
+    about_workspace = "workspace" in tags or bool(targets)
+    if "git" in tags or (tags & {"analysis", "comparison", "question"} and about_workspace):
         need("inspection", "need.inspection")
     if kinds - {"inspection"}:
         kinds.discard("inspection")
@@ -86,4 +90,4 @@ def derive_requirements(request: str) -> Requirements:
     if not kinds:
         rules.append("need.nothing")
     ordered = tuple(kind for kind in EVIDENCE_KINDS if kind in kinds)
-    return Requirements(ordered, (*decision.rules, *rules), extract_targets(request), request)
+    return Requirements(ordered, (*decision.rules, *rules), targets, request)
