@@ -7,6 +7,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from k1412_ls.catalog import default_registry
 from k1412_ls.core.events import Event, EventBus, JsonlSink, read_events
 from k1412_ls.core.evidence import (
     CompletionGate,
@@ -16,8 +19,12 @@ from k1412_ls.core.evidence import (
     recheck,
 )
 from k1412_ls.core.evidence.commands import command_shape, same_work
+from k1412_ls.core.numbers import extract_measurements, extract_numbers
 from k1412_ls.core.redact import Redactor
+from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.facts import exec_facts, write_entry, write_facts
+from k1412_ls.tools.registry import ToolContext
+from k1412_ls.tools.workspace import Workspace
 
 
 def new_bus(task: str, sinks: list[Any] | None = None) -> EventBus:
@@ -228,3 +235,43 @@ def test_command_roles() -> None:
         "npm ci": "setup", "pytest": "run", "python hello.py": "run", "./build.sh": "run",
         "cat out.txt | python parse.py": "run", "node server.js": "run",
     }
+
+
+@pytest.mark.parametrize(("text", "measurements"), [
+    ("took 12 ms and 0.53s", ["12", "0.53"]),
+    ("Python 3.11 on v1.2, git 2.39.1, host 127.0.0.1", []),
+    ("1. Setup\n2. Results: 45% faster, 3x", ["45", "3"]),
+    ("## 2.1 Results\nmean 1.234 s", ["1.234"]),
+    ("in 2024 we ran 1,234.5 ops/s over 8 runs", ["1234.5"]),
+    ("耗时 12 毫秒，快 2.5 倍", ["12", "2.5"]),
+    ("| quick | -0.056 |", ["0.056"]),
+])
+def test_measurements_skip_numbering_years_and_versions(text: str, measurements: list[str]) -> None:
+    assert extract_measurements(text) == measurements
+    # Every measurement is also a plain number of the same text, so copied figures always match.
+    assert set(measurements) <= set(extract_numbers(text))
+
+
+def test_real_tools_produce_facts_the_gate_understands(tmp_path: Path) -> None:
+    task = "Benchmark bench.py and write a report to report.md"
+    ledger = EvidenceLedger()
+    bus = new_bus(task, [ledger.record])
+    registry = default_registry()
+    ctx = ToolContext(workspace=Workspace(tmp_path), documents=DiskDocumentStore())
+    gate = CompletionGate(derive_requirements(task))
+
+    def call(name: str, args: dict[str, Any]) -> None:
+        result = registry.execute(name, args, ctx)
+        tool(bus, name, result.ok, result.facts)
+
+    call("write_file", {"path": "bench.py", "content": "print('took 0.123 s')\n"})
+    call("run_command", {"command": "python3 bench.py"})
+    call("write_file", {"path": "report.md", "content": "# Report 2024\n1. bench: 0.125 s\n"})
+    call("read_file", {"path": "report.md"})
+    assert gate.check(ledger, "done").missing == [
+        "benchmark: report.md states 0.125, which no successful command printed"]
+    call("patch_file", {"path": "report.md", "edits": [{"old_text": "0.125", "new_text": "0.123"}]})
+    call("read_file", {"path": "report.md"})
+    verdict = gate.check(ledger, "done")
+    assert verdict.complete, verdict.missing
+    assert verdict.required == ["artifact", "execution", "report", "benchmark"]
