@@ -183,3 +183,12 @@ def test_tool_metadata_matches_the_contract() -> None:
     params = tool.schema()["function"]["parameters"]
     assert set(params["properties"]) == {"command", "cwd", "timeout_s"}
     assert params["additionalProperties"] is False
+
+
+def test_values_the_redactor_knows_never_reach_the_child(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A provider configured with api_key_env = "MINEPROV": the name looks harmless, the value is known.
+    monkeypatch.setenv("MINEPROV", "configured-provider-key-0042")
+    ctx.redactor = Redactor(["configured-provider-key-0042"])
+    output = run(ctx, command="env").data["output"]
+    assert "MINEPROV" not in output
+    assert "PATH=" in output

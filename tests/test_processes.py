@@ -246,3 +246,14 @@ def test_capped_multibyte_output_has_no_broken_characters(ctx: ToolContext) -> N
     head, _, tail = output.partition(f"\n[… {result.data['omitted_bytes']} bytes omitted …]\n")
     kept = len(head.encode()) + len(tail.encode())
     assert kept + result.data["omitted_bytes"] == result.data["output_bytes"] == 30000 * 3 + 1
+
+
+def test_kill_all_handles_processes_that_ignore_sigterm(ctx: ToolContext) -> None:
+    ids = [start(ctx, "trap '' TERM; echo armed; sleep 60") for _ in range(3)]
+    for pid in ids:
+        poll_until(ctx, pid, "armed")
+    table: ProcessTable = ctx.services["processes"]
+    started = time.monotonic()
+    assert table.kill_all() == ids
+    assert time.monotonic() - started < 15
+    assert {call(ctx, "process_poll", process_id=pid).data["status"] for pid in ids} == {"killed"}

@@ -37,8 +37,12 @@ def resolve_cwd(ctx: ToolContext, cwd: str | None) -> Path:
 
 
 def child_env(ctx: ToolContext) -> dict[str, str]:
-    """The environment for a child: the run's environment (or ours) with credentials removed."""
-    return scrubbed_env(ctx.env)
+    """The environment for a child: the run's environment (or ours) with credentials removed.
+
+    Values the run's redactor knows (e.g. keys held in configured ``api_key_env``
+    variables, whatever their names) are dropped too.
+    """
+    return scrubbed_env(ctx.env, redactor=ctx.redactor)
 
 
 def output_fields(done: Completed, text: str) -> dict[str, Any]:

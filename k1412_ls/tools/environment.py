@@ -61,11 +61,13 @@ def looks_secret(name: str, value: str, redactor: Redactor | None = None) -> boo
 _PATTERNS_ONLY = Redactor()
 
 
-def scrubbed_env(base: Mapping[str, str] | None = None, extra_secret_names: Iterable[str] = ()) -> dict[str, str]:
+def scrubbed_env(base: Mapping[str, str] | None = None, extra_secret_names: Iterable[str] = (),
+                 redactor: Redactor | None = None) -> dict[str, str]:
     """A copy of ``base`` (default: this process's environment) safe to hand to a child.
 
     Drops provider keys, secret-looking names and values (including
-    ``extra_secret_names``, e.g. the configured ``api_key_env`` variables),
+    ``extra_secret_names``, e.g. the configured ``api_key_env`` variables, and
+    any value ``redactor`` would redact, e.g. the run's known key values),
     interactive helpers, and sets :data:`NON_INTERACTIVE`.
     """
     source = os.environ if base is None else base
@@ -73,7 +75,7 @@ def scrubbed_env(base: Mapping[str, str] | None = None, extra_secret_names: Iter
     env = {
         name: value
         for name, value in source.items()
-        if name not in extra and name not in _INTERACTIVE_NAMES and not looks_secret(name, value)
+        if name not in extra and name not in _INTERACTIVE_NAMES and not looks_secret(name, value, redactor)
     }
     env.update(NON_INTERACTIVE)
     env.setdefault("PATH", os.defpath)

@@ -83,7 +83,7 @@ class SafeGit:
         if git is None:
             raise ToolError("git is not installed on this machine; inspect files with list_files and read_file.")
         self.git = git
-        self.base_env = scrubbed_env(ctx.env)
+        self.base_env = scrubbed_env(ctx.env, redactor=ctx.redactor)
         self.env = _config_env(list(NEUTRALIZED_CONFIG), self.base_env)
         self._discover()
         filters = self._filter_names()

@@ -7,7 +7,9 @@ cancelled, so no background process outlives its run.
 
 from __future__ import annotations
 
+import signal
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,14 +123,23 @@ class ProcessTable:
         process.handle.kill()
         return self._snapshot(process), True
 
-    def kill_all(self) -> list[str]:
-        """Kill every running process of this run and refuse new ones; returns the ids killed."""
+    def kill_all(self, grace_s: float = 0.2) -> list[str]:
+        """Kill every running process of this run and refuse new ones; returns the ids killed.
+
+        All groups get SIGTERM at once and one shared grace period, so ending a
+        run with many processes takes about ``grace_s``, not ``grace_s`` each.
+        """
         with self._lock:
             self._closed = True
             running = [p for p in self._processes.values() if p.handle.running]
         for process in running:
             process.cancelled = True
-            process.handle.kill(0.2)
+            process.handle.signal_group(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for process in running:
+            process.handle.exited.wait(max(0.0, deadline - time.monotonic()))
+        for process in running:
+            process.handle.kill(0.0)
         return [p.process_id for p in running]
 
     @staticmethod
