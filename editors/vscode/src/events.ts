@@ -41,8 +41,9 @@ export function evidenceOf(source: unknown): EvidenceState | undefined {
     return undefined;
   }
   const record = source as Record<string, unknown>;
-  const nested = record.evidence;
-  const holder = (typeof nested === 'object' && nested !== null ? nested : record) as Record<string, unknown>;
+  // Run ends carry `evidence`, model requests `verification`, completion events the lists themselves.
+  const nested = [record.evidence, record.verification].find((value) => typeof value === 'object' && value !== null);
+  const holder = (nested ?? record) as Record<string, unknown>;
   const required = stringList(holder.required);
   const satisfied = stringList(holder.satisfied);
   const missing = stringList(holder.missing);
@@ -86,6 +87,18 @@ export function argumentSummary(args: unknown, maxValue = 60): string {
     .join(' ');
 }
 
+const HINT_KEYS = ['path', 'command', 'query', 'process_id', 'role', 'memory_id'];
+
+/** The one argument that says what a finished tool call was about (its path, command, …). */
+export function argumentHint(args: unknown): string {
+  if (typeof args !== 'object' || args === null) {
+    return '';
+  }
+  const record = args as Record<string, unknown>;
+  const key = HINT_KEYS.find((name) => typeof record[name] === 'string' && record[name] !== '');
+  return key === undefined ? '' : clip(record[key] as string, 60);
+}
+
 function text(payload: Record<string, unknown>, ...keys: string[]): string | undefined {
   for (const key of keys) {
     const value = payload[key];
@@ -121,13 +134,31 @@ export function eventDetail(event: K1412Event): string {
       return [task !== undefined ? `task ${short(task, 120)}` : '', model !== undefined ? `model ${model}` : '']
         .filter((part) => part !== '').join(' · ');
     }
+    case 'context.built': {
+      const parts: string[] = [];
+      if (typeof p.messages === 'number') {
+        parts.push(`${p.messages} messages`);
+      }
+      if (typeof p.dropped === 'number' && p.dropped > 0) {
+        parts.push(`${p.dropped} older dropped`);
+      }
+      if (Array.isArray(p.tools)) {
+        parts.push(`${p.tools.length} tools`);
+      }
+      return withEvidence(parts.join(', '), p);
+    }
     case 'tool.started':
       return `${toolName(p)} ${argumentSummary(p.arguments ?? p.args)}`.trim();
     case 'tool.completed': {
       const ok = p.ok === false ? 'failed' : 'ok';
       const error = text(p, 'error');
-      const duration = typeof p.duration_ms === 'number' ? ` (${p.duration_ms} ms)` : '';
-      return withEvidence(`${toolName(p)} ${ok}${duration}${error !== undefined ? `: ${clip(error, 160)}` : ''}`, p);
+      const facts = (typeof p.facts === 'object' && p.facts !== null ? p.facts : {}) as Record<string, unknown>;
+      const exit = typeof facts.exit_code === 'number' ? ` exit ${facts.exit_code}` : '';
+      const ms = typeof p.run_ms === 'number' ? p.run_ms : p.duration_ms;
+      const duration = typeof ms === 'number' ? ` (${ms} ms)` : '';
+      const hint = argumentHint(p.arguments ?? p.args);
+      const head = `${toolName(p)}${hint !== '' ? ` ${hint}` : ''} ${ok}${exit}${duration}`;
+      return withEvidence(`${head}${error !== undefined ? `: ${clip(error, 160)}` : ''}`, p);
     }
     case 'model.requested':
     case 'model.responded': {
@@ -140,18 +171,27 @@ export function eventDetail(event: K1412Event): string {
       if (model !== undefined) {
         parts.push(model);
       }
+      if (p.ok === false) {
+        parts.push(`error: ${clip(text(p, 'error') ?? 'unknown', 160)}`);
+      }
       const calls = p.tool_calls;
-      if (Array.isArray(calls)) {
-        parts.push(`${calls.length} tool call${calls.length === 1 ? '' : 's'}`);
+      if (Array.isArray(calls) && calls.length === 0) {
+        parts.push('answered');
+      } else if (Array.isArray(calls)) {
+        const names = calls.map((call) => (typeof call === 'object' && call !== null ? (call as { name?: unknown }).name : undefined))
+          .filter((name): name is string => typeof name === 'string');
+        parts.push(names.length === calls.length && names.length > 0 ? `→ ${names.join(', ')}`
+          : `${calls.length} tool call${calls.length === 1 ? '' : 's'}`);
       } else if (typeof calls === 'number') {
         parts.push(`${calls} tool call${calls === 1 ? '' : 's'}`);
       }
-      return parts.join(' · ');
+      return withEvidence(parts.join(' · '), p);
     }
     case 'completion.rejected':
     case 'completion.unverified':
       return withEvidence(text(p, 'reason', 'message') !== undefined ? clip(text(p, 'reason', 'message')!, 160) : '', p);
     case 'run.completed':
+    case 'run.unverified':
     case 'run.failed':
     case 'run.cancelled': {
       const status = text(p, 'status') ?? event.type.slice('run.'.length);

@@ -22,6 +22,7 @@ export interface RunView {
 export type RunListener = (view: RunView) => void;
 
 const TERMINAL: Record<string, RunStatus> = {
+  'run.unverified': 'unverified',
   'run.failed': 'failed',
   'run.cancelled': 'cancelled',
   'completion.unverified': 'unverified',

@@ -22,6 +22,7 @@ local order = {}
 local listeners = {}
 
 local TERMINAL = {
+  ['run.unverified'] = 'unverified',
   ['run.failed'] = 'failed',
   ['run.cancelled'] = 'cancelled',
   ['completion.unverified'] = 'unverified',

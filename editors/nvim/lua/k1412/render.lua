@@ -39,7 +39,13 @@ function M.evidence_of(source)
   if type(source) ~= 'table' then
     return nil
   end
-  local holder = type(source.evidence) == 'table' and source.evidence or source
+  -- Run ends carry `evidence`, model requests `verification`, completion events the lists themselves.
+  local holder = source
+  if type(source.evidence) == 'table' then
+    holder = source.evidence
+  elseif type(source.verification) == 'table' then
+    holder = source.verification
+  end
   local required = string_list(holder.required)
   local satisfied = string_list(holder.satisfied)
   local missing = string_list(holder.missing)
@@ -87,9 +93,10 @@ local function short(value, max)
 end
 
 --- `key=value` pairs of a tool call's public arguments, keys sorted.
-function M.argument_summary(args)
+function M.argument_summary(args, max)
+  max = max or 60
   if type(args) ~= 'table' then
-    return present(args) and short(args, 60) or ''
+    return present(args) and short(args, max) or ''
   end
   local parts = {}
   for _, key in ipairs(vim.tbl_keys(args)) do
@@ -97,9 +104,22 @@ function M.argument_summary(args)
   end
   table.sort(parts)
   for i, key in ipairs(parts) do
-    parts[i] = key .. '=' .. short(args[key], 60)
+    parts[i] = key .. '=' .. short(args[key], max)
   end
   return table.concat(parts, ' ')
+end
+
+--- The one argument that says what a finished tool call was about (its path, command, …).
+function M.argument_hint(args)
+  if type(args) ~= 'table' then
+    return ''
+  end
+  for _, key in ipairs({ 'path', 'command', 'query', 'process_id', 'role', 'memory_id' }) do
+    if type(args[key]) == 'string' and args[key] ~= '' then
+      return M.clip(args[key], 60)
+    end
+  end
+  return ''
 end
 
 local function with_evidence(detail, payload)
@@ -126,13 +146,31 @@ function M.event_detail(event)
       parts[#parts + 1] = 'model ' .. p.model
     end
     return table.concat(parts, ' · ')
+  elseif t == 'context.built' then
+    local parts = {}
+    if type(p.messages) == 'number' then
+      parts[#parts + 1] = p.messages .. ' messages'
+    end
+    if type(p.dropped) == 'number' and p.dropped > 0 then
+      parts[#parts + 1] = p.dropped .. ' older dropped'
+    end
+    if type(p.tools) == 'table' then
+      parts[#parts + 1] = #p.tools .. ' tools'
+    end
+    return with_evidence(table.concat(parts, ', '), p)
   elseif t == 'tool.started' then
     local args = present(p.arguments) and p.arguments or p.args
     return vim.trim((text(p, 'tool', 'name') or 'tool') .. ' ' .. M.argument_summary(args))
   elseif t == 'tool.completed' then
-    local line = (text(p, 'tool', 'name') or 'tool') .. (p.ok == false and ' failed' or ' ok')
-    if type(p.duration_ms) == 'number' then
-      line = line .. (' (%d ms)'):format(p.duration_ms)
+    local hint = M.argument_hint(present(p.arguments) and p.arguments or p.args)
+    local line = (text(p, 'tool', 'name') or 'tool') .. (hint ~= '' and (' ' .. hint) or '')
+      .. (p.ok == false and ' failed' or ' ok')
+    if type(p.facts) == 'table' and type(p.facts.exit_code) == 'number' then
+      line = line .. ' exit ' .. p.facts.exit_code
+    end
+    local ms = type(p.run_ms) == 'number' and p.run_ms or p.duration_ms
+    if type(ms) == 'number' then
+      line = line .. (' (%d ms)'):format(ms)
     end
     if text(p, 'error') then
       line = line .. ': ' .. M.clip(p.error, 160)
@@ -141,24 +179,42 @@ function M.event_detail(event)
   elseif t == 'completion.rejected' or t == 'completion.unverified' then
     local reason = text(p, 'reason', 'message')
     return with_evidence(reason and M.clip(reason, 160) or '', p)
-  elseif t == 'run.completed' or t == 'run.failed' or t == 'run.cancelled' then
+  elseif t == 'run.completed' or t == 'run.unverified' or t == 'run.failed' or t == 'run.cancelled' then
     local status = text(p, 'status') or t:sub(5)
     local message = text(p, 'message', 'reason', 'error')
     return with_evidence(message and (status .. ': ' .. M.clip(message, 160)) or status, p)
   elseif t == 'tool.batch_limited' or t == 'agent.spawned' or t == 'agent.completed'
     or t == 'model.requested' or t == 'model.responded' then
     local parts = {}
-    for _, key in ipairs({ 'iteration', 'model', 'role', 'agent_id', 'status', 'task' }) do
+    if text(p, 'iteration') then
+      parts[#parts + 1] = 'iteration ' .. text(p, 'iteration')
+    end
+    for _, key in ipairs({ 'model', 'role', 'agent_id', 'status', 'task' }) do
       if text(p, key) then
         parts[#parts + 1] = key == 'task' and short(p.task, 80) or text(p, key)
       end
     end
-    if type(p.tool_calls) == 'table' then
-      parts[#parts + 1] = #p.tool_calls .. ' tool calls'
+    if p.ok == false then
+      parts[#parts + 1] = 'error: ' .. M.clip(text(p, 'error') or 'unknown', 160)
+    end
+    if type(p.tool_calls) == 'table' and #p.tool_calls == 0 then
+      parts[#parts + 1] = 'answered'
+    elseif type(p.tool_calls) == 'table' then
+      local names = {}
+      for _, call in ipairs(p.tool_calls) do
+        if type(call) == 'table' and type(call.name) == 'string' then
+          names[#names + 1] = call.name
+        end
+      end
+      if #names > 0 and #names == #p.tool_calls then
+        parts[#parts + 1] = '→ ' .. table.concat(names, ', ')
+      else
+        parts[#parts + 1] = #p.tool_calls .. ' tool calls'
+      end
     elseif type(p.tool_calls) == 'number' then
       parts[#parts + 1] = p.tool_calls .. ' tool calls'
     end
-    return table.concat(parts, ' · ')
+    return with_evidence(table.concat(parts, ' · '), p)
   end
   if next(p) == nil then
     return ''

@@ -77,6 +77,7 @@ describe('RunTracker', () => {
 
   const endings: Array<[string, RunResult['status']]> = [
     ['run.failed', 'failed'], ['run.cancelled', 'cancelled'], ['completion.unverified', 'unverified'],
+    ['run.unverified', 'unverified'],
   ];
   for (const [type, status] of endings) {
     it(`${type} ends the run as ${status}`, () => {

