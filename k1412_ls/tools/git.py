@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -85,8 +86,8 @@ class SafeGit:
         self.git = git
         self.base_env = scrubbed_env(ctx.env, redactor=ctx.redactor)
         self.env = _config_env(list(NEUTRALIZED_CONFIG), self.base_env)
-        self._discover()
-        filters = self._filter_names()
+        info_attributes = self._discover()
+        filters = self._filter_names(info_attributes)
         pairs = list(NEUTRALIZED_CONFIG)
         for name in sorted(filters):
             pairs += [(f"filter.{name}.clean", ""), (f"filter.{name}.smudge", ""),
@@ -104,11 +105,13 @@ class SafeGit:
                             "to a path or inspect files directly.")
         return done
 
-    def _discover(self) -> None:
-        done = self.run("rev-parse", "--show-prefix")
+    def _discover(self) -> Path | None:
+        """Check that git accepts the repository; return where its info/attributes file lives."""
+        done = self.run("rev-parse", "--git-path", "info/attributes")
         text = done.output
         if done.exit_code == 0:
-            return
+            lines = text.strip().splitlines()
+            return self.root / lines[-1] if lines else None
         if "dubious ownership" in text:
             where = self.ctx.redactor.text(_quoted_path(text) or str(self.root))
             raise ToolError(f"git refuses the repository at {where} because another user owns it (safe.directory); "
@@ -119,7 +122,7 @@ class SafeGit:
         first = self.ctx.redactor.text(text.strip().splitlines()[0] if text.strip() else f"exit {done.exit_code}")
         raise ToolError(f"git could not open the repository ({first}); fix the repository or inspect files directly.")
 
-    def _filter_names(self) -> set[str]:
+    def _filter_names(self, info_attributes: Path | None) -> set[str]:
         names: set[str] = set()
         listing = self.run("config", "--null", "--name-only", "--get-regexp", r"^filter\.")
         if listing.omitted_bytes:
@@ -132,9 +135,8 @@ class SafeGit:
                 if match:
                     names.add(match.group(1))
         attributes = [self.root / ".gitattributes"]
-        info = self.run("rev-parse", "--git-path", "info/attributes")
-        if info.exit_code == 0 and info.output.strip():
-            attributes.append(self.root / info.output.strip().splitlines()[-1])
+        if info_attributes is not None:
+            attributes.append(info_attributes)
         for path in attributes:
             try:
                 names.update(_ATTR_FILTER.findall(path.read_text("utf-8", "replace")))
