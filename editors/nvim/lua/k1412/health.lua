@@ -62,14 +62,13 @@ function M.check()
   else
     health.info('configPath not set: the server uses $K1412_CONFIG, <workspace>/.k1412/config.toml or its defaults')
   end
-  if settings.model then
-    health.ok('model: ' .. settings.model)
-  else
+  if not settings.model then
     health.info("model not set: the configuration's default_model is used")
   end
   if settings.user then
     health.info('user: ' .. settings.user)
   end
+  local catalogue_checked = false
   if vim.fn.executable(exe) == 1 then
     local models_cmd = sibling_command(settings.cmd, { 'models', '--json' })
     if settings.configPath then
@@ -87,11 +86,17 @@ function M.check()
         ids[#ids + 1] = type(model) == 'table' and model.id or nil
       end
       health.ok('models: ' .. table.concat(ids, ', '))
-      if settings.model and not vim.tbl_contains(ids, settings.model) then
+      catalogue_checked = true
+      if settings.model and vim.tbl_contains(ids, settings.model) then
+        health.ok('model: ' .. settings.model)
+      elseif settings.model then
         health.error(('configured model `%s` is not in the catalogue'):format(settings.model),
           { 'Set vim.g.k1412.model to one of: ' .. table.concat(ids, ', ') })
       end
     end
+  end
+  if settings.model and not catalogue_checked then
+    health.info('model: ' .. settings.model .. ' (not checked against the catalogue)')
   end
 
   health.start('K1412 clients')
