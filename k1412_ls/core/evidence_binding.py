@@ -19,8 +19,9 @@ class BoundGate:
         self.max_rejections = gate.max_rejections
 
     @classmethod
-    def for_task(cls, task: str, bus: EventBus) -> BoundGate:
-        ledger = EvidenceLedger()
+    def for_task(cls, task: str, bus: EventBus, agent_id: str | None = None) -> BoundGate:
+        """A gate for ``task``; with ``agent_id`` only that sub-agent's own tool events count."""
+        ledger = EvidenceLedger(agent_id=agent_id)
         for event in list(bus.history):
             ledger.record(event)
         bus.add_sink(ledger.record)

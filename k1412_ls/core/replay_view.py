@@ -8,10 +8,7 @@ from typing import Any
 
 from k1412_ls.config import ConfigError
 from k1412_ls.core.events import Event, read_events
-from k1412_ls.core.evidence.replay import recheck
-
-TERMINAL_TYPES = {"run.completed": "completed", "run.unverified": "unverified", "run.failed": "failed",
-                  "run.cancelled": "cancelled"}
+from k1412_ls.core.evidence.replay import compare_with_recorded
 
 
 @dataclass
@@ -41,23 +38,17 @@ def load_run_log(run: str, state_dir: Path) -> Path:
 
 
 def replay_report(path: Path) -> ReplayReport:
-    """Render nothing; compute the recorded and recomputed verdicts of one log."""
+    """Compute the recorded and recomputed verdicts of one log."""
     try:
         events = read_events(path)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"{path} is not a K1412 event log ({type(exc).__name__}).") from None
     if not events:
         raise ConfigError(f"{path} holds no events.")
-    recorded = next((TERMINAL_TYPES[e.type] for e in reversed(events) if e.type in TERMINAL_TYPES and e.depth == 0),
-                    None)
-    verdict = recheck(events)
-    recomputed = "completed" if verdict.complete else "unverified"
+    comparison = compare_with_recorded(events)
+    verdict = comparison.verdict
     evidence = {"required": list(verdict.required), "satisfied": list(verdict.satisfied),
                 "missing": list(verdict.missing)}
-    if recorded in ("completed", "unverified"):
-        agrees = recorded == recomputed
-    else:
-        # Failed and cancelled runs end on facts other than evidence; the re-check only reports it.
-        agrees = True
-    final = recorded if recorded in ("failed", "cancelled") else recomputed
-    return ReplayReport(path, events, recorded, final, evidence, agrees)
+    # Failed and cancelled runs end on facts other than evidence; the re-check only reports it.
+    recomputed = comparison.recorded if comparison.agrees is None and comparison.recorded else comparison.recomputed
+    return ReplayReport(path, events, comparison.recorded, recomputed, evidence, comparison.agrees is not False)

@@ -262,7 +262,7 @@ class _Run:
             cancel=parent.cancel, write_lock=parent.write_lock, reads=parent.reads, env=parent.env,
             services={k: v for k, v in parent.services.items() if k != "delegation"},
         )
-        gate = BoundGate.for_task(task, self.bus)
+        gate = BoundGate.for_task(task, self.bus, agent_id)
         scheduler = Scheduler(registry, self.runtime.executor, emit, guards=self.guards,
                               normalize=normalize_arguments, find_duplicates=find_duplicate_commands,
                               unavailable=self._unavailable_reason(write, sub_agent=True))

@@ -9,6 +9,7 @@ runs alone. Results come back in the original order, one per call id.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
@@ -20,6 +21,7 @@ from k1412_ls.core.model_port import ToolCall
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
 
 MAX_CALLS_PER_RESPONSE = 8
+CANCEL_GRACE_S = 5.0
 
 
 class Guards(Protocol):
@@ -152,10 +154,15 @@ class Scheduler:
                                    "queue_ms": _ms(queued - batch_start)})
         loop = asyncio.get_running_loop()
         begin = time.monotonic()
+        future = loop.run_in_executor(self.executor, self.registry.execute, call.name, arguments, ctx)
         try:
-            result = await loop.run_in_executor(self.executor, self.registry.execute, call.name, arguments, ctx)
+            result = await asyncio.shield(future)
         except asyncio.CancelledError:
-            ctx.cancel.set()  # tools poll this and kill what they started
+            # Tools poll this flag and kill what they started; wait (bounded) until they have,
+            # so "cancelled" is only reported once no child process survives.
+            ctx.cancel.set()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(future), CANCEL_GRACE_S)
             raise
         end = time.monotonic()
         if self.guards is not None:
