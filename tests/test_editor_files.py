@@ -22,7 +22,7 @@ NVIM = REPO / "editors" / "nvim"
 
 # The names a client speaks: commands, notifications, code-action titles and settings.
 # Server-internal constants (logger names, frame limits, …) are not mirrored.
-CLIENT_FACING = ("SERVER_NAME", "CMD_", "NOTIFY_", "CODE_ACTION_", "SETTING")
+CLIENT_FACING = ("SERVER_NAME", "CMD_", "NOTIFY_", "CODE_ACTION_", "PROGRESS_TITLE_PREFIX", "SETTING")
 SERVER_NAMES = {
     name: value for name, value in vars(constants).items()
     if name.isupper() and isinstance(value, str) and name.startswith(CLIENT_FACING)

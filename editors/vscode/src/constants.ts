@@ -15,6 +15,9 @@ export const NOTIFY_EVENT = 'k1412/event';
 
 export const CODE_ACTION_DELEGATE_TITLE = 'K1412: delegate to sub-agent';
 
+/** Work-done progress titles are this prefix plus the task (clipped). */
+export const PROGRESS_TITLE_PREFIX = 'K1412: ';
+
 export const SETTINGS_SECTION = 'k1412';
 export const SETTING_MODEL = 'model';
 export const SETTING_CONFIG_PATH = 'configPath';

@@ -4,6 +4,7 @@
  * Pure: no `vscode` import.
  */
 
+import { PROGRESS_TITLE_PREFIX } from './constants';
 import { EvidenceState, K1412Event, clip, evidenceOf, evidenceText, eventDetail } from './events';
 import { RunResult, RunStatus } from './result';
 
@@ -168,4 +169,21 @@ export function statusText(view: RunView | undefined, activeCount = view?.status
     'Click to show the run log.',
   ].filter((line) => line !== '').join('\n');
   return { text, tooltip };
+}
+
+/**
+ * True when a work-done progress title is the server's title for `task`: the prefix plus the task on one
+ * line, possibly clipped with an ellipsis.
+ */
+export function progressTitleMatches(title: string, task: string): boolean {
+  const wanted = task.split(/\s+/).filter((word) => word !== '').join(' ');
+  if (wanted === '' || !title.startsWith(PROGRESS_TITLE_PREFIX)) {
+    return false;
+  }
+  const shown = title.slice(PROGRESS_TITLE_PREFIX.length);
+  if (shown.endsWith('…')) {
+    const head = shown.slice(0, -1);
+    return head !== '' && wanted.startsWith(head);
+  }
+  return shown === wanted;
 }

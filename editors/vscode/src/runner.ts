@@ -7,7 +7,7 @@ import { ServerProgress } from './client';
 import { CMD_CANCEL_RUN, PALETTE_SHOW_LOG } from './constants';
 import { clip, evidenceText } from './events';
 import { RunResult, isRunResult, verdictOf } from './result';
-import { RunTracker, RunView } from './runState';
+import { RunTracker, RunView, progressTitleMatches } from './runState';
 
 const REQUEST_CANCELLED = -32800;
 
@@ -64,7 +64,7 @@ export class RunLauncher {
           }
         });
         const onProgress: ProgressListener = (token, value) => {
-          if (value.kind === 'begin' && serverToken === undefined && taskText !== '' && value.title.includes(taskText)) {
+          if (value.kind === 'begin' && serverToken === undefined && progressTitleMatches(value.title, taskText)) {
             serverToken = token;
           } else if (token === serverToken && value.kind === 'report' && value.message) {
             serverReports = true;

@@ -14,6 +14,9 @@ M.NOTIFY_EVENT = 'k1412/event'
 
 M.CODE_ACTION_DELEGATE_TITLE = 'K1412: delegate to sub-agent'
 
+-- Work-done progress titles are this prefix plus the task (clipped).
+M.PROGRESS_TITLE_PREFIX = 'K1412: '
+
 M.SETTINGS_SECTION = 'k1412'
 M.SETTING_MODEL = 'model'
 M.SETTING_CONFIG_PATH = 'configPath'

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import { K1412Event } from '../events';
 import { RunResult } from '../result';
-import { RunTracker, statusText } from '../runState';
+import { RunTracker, progressTitleMatches, statusText } from '../runState';
 
 let seq = 0;
 function event(runId: string, type: string, payload: Record<string, unknown> = {}, depth = 0): K1412Event {
@@ -126,5 +126,21 @@ describe('statusText', () => {
       const view = new RunTracker().finish(result('r9', status));
       assert.equal(statusText(view).text, text);
     });
+  }
+});
+
+describe('progressTitleMatches', () => {
+  const long = 'Refactor the configuration loader so that every provider gets its own retry policy and timeout';
+  const cases: Array<[string, string, string, boolean]> = [
+    ['exact', 'K1412: Change x to 2 in app.py', 'Change x to 2 in app.py', true],
+    ['whitespace folded like the server does', 'K1412: Change x to 2', '  Change x\n to   2 ', true],
+    ['clipped long task', `K1412: ${long.slice(0, 59)}…`, long, true],
+    ['another task', 'K1412: Change y', 'Change x to 2', false],
+    ['a task that only starts the same', 'K1412: Change x', 'Change x to 2', false],
+    ['someone else\'s progress', 'Indexing', 'Indexing', false],
+    ['no task to match', 'K1412: review', '', false],
+  ];
+  for (const [name, title, task, expected] of cases) {
+    it(name, () => assert.equal(progressTitleMatches(title, task), expected));
   }
 });
