@@ -249,6 +249,45 @@ def test_delegate_code_action_is_offered_on_a_selection(tmp_path: Path, ws: Path
     assert (ws / "app.py").read_text(encoding="utf-8") == APP
 
 
+CANCEL_SCRIPT = PRELUDE + r"""
+local done
+vim.api.nvim_create_autocmd('User', { pattern = 'K1412RunDone', callback = function(args) done = args.data end })
+if out.attached then
+  vim.cmd('K1412Run Run the slow job with sleep 30')
+  local events = require('k1412.events')
+  out.started = vim.wait(30000, function()
+    local run = events.latest()
+    return run ~= nil and vim.iter(run.lines):any(function(line) return line:find('tool.started run_command', 1, true) ~= nil end)
+  end, 20)
+  local t0 = vim.uv.hrtime()
+  vim.cmd('K1412Cancel')
+  out.finished = vim.wait(30000, function() return done ~= nil end, 20)
+  out.cancel_s = (vim.uv.hrtime() - t0) / 1e9
+end
+out.result = done
+out.notes = notes
+out.statusline = require('k1412').statusline()
+"""
+
+
+def test_k1412cancel_stops_a_running_command(tmp_path: Path, ws: Path) -> None:
+    marker = ws / "finished.txt"
+    script = [
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": f"sleep 30 && touch {marker.name}"}}]},
+        {"content": "the job ran", "repeat": True},
+    ]
+    with ScriptedServer(script) as server:
+        config = write_config(tmp_path / "k1412.toml", server.base_url, model="test")
+        out = run_nvim(CANCEL_SCRIPT, tmp_path, ws, {"K1412_CONFIG": str(config)})
+    assert out["started"] is True, f"the command never started: {out.get('notes')} {out['_context']}"
+    assert out["finished"] is True, f"the run did not end after :K1412Cancel: {out.get('notes')} {out['_context']}"
+    assert out["result"]["status"] == "cancelled", out["result"]
+    assert out["cancel_s"] < 20, "cancelling waited for the 30 s command instead of killing it"
+    assert any(n["msg"].startswith("K1412 run cancelled") for n in out["notes"]), out["notes"]
+    assert out["statusline"] == "K1412: cancelled"
+    assert not marker.exists()
+
+
 # The plugin's pure rendering and run bookkeeping, in the same real Neovim, without a server.
 EVENT = {"run_id": "r-1", "seq": 4, "ts": "2026-11-29T17:00:05.123Z", "user": "u", "conversation": None,
          "depth": 0, "agent_id": None, "meta": {}}
