@@ -299,6 +299,7 @@ def test_stat_path_mode_is_an_octal_string(ctx: ToolContext, ws: Path) -> None:
     ("a\r\nb\nc\r\nd\n", "a\nX\nb\nc\nd\n", "a\r\nX\nb\nc\r\nd\n"),
     ("a\fb\r\nc\r\n", "a\fb\nc\nd", "a\fb\r\nc\r\nd"),
     ("a\u2028b\r\n", "a\u2028b\n", "a\u2028b\r\n"),
+    ("a\x0bb\r\nc\nd\n", "a\x0bb\nc\nd\nE\n", "a\x0bb\r\nc\nd\nE\n"),
     ("one\r\ntwo", "one\ntwo\nthree", "one\r\ntwo\r\nthree"),
     ("x\n", "", ""),
 ])
@@ -313,5 +314,16 @@ def test_restore_newlines_on_a_large_mixed_file_is_fast_and_exact() -> None:
     new_lf = original.replace("\r\n", "\n").replace("line 100000\n", "changed\n")
     started = time.monotonic()
     result = restore_newlines(original, new_lf, "\r\n")
-    assert time.monotonic() - started < 10  # generous: the old difflib pass took minutes here
+    assert time.monotonic() - started < 10  # generous bound: this must not be quadratic
     assert result == original.replace("line 100000\r\n", "changed\r\n").replace("line 100000\n", "changed\n")
+
+
+def test_restore_newlines_with_many_repeated_lines_is_not_quadratic() -> None:
+    original = "".join("}\r\n" if i % 2 else "    x\n" for i in range(40_000))
+    lf = original.replace("\r\n", "\n")
+    new_lf = lf[: len(lf) // 2] + "inserted\n" + lf[len(lf) // 2:]
+    started = time.monotonic()
+    result = restore_newlines(original, new_lf, "\r\n")
+    assert time.monotonic() - started < 10  # the previous full difflib pass took about 4 minutes here
+    half = len(original) // 2
+    assert result == original[:half] + "inserted\r\n" + original[half:]

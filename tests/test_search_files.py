@@ -164,7 +164,7 @@ def test_option_like_query_is_searched_as_text(tree: Path, backend: str) -> None
     ({"query": "a\nb"}, "within one line"),
     ({"query": "x", "path": "../"}, "outside the workspace"),
     ({"query": "x", "path": "missing"}, "does not exist"),
-    ({"query": "x", "max_results": 5000}, "max_results"),
+    ({"query": "x", "max_results": 0}, "max_results"),
     ({"query": ""}, "query"),
 ])
 def test_bad_arguments_fail_with_one_sentence(tree: Path, arguments: dict, fragment: str) -> None:
@@ -183,3 +183,11 @@ def test_symlinked_search_path_leading_outside_is_refused(tmp_path: Path) -> Non
     assert data["ok"] is False and "outside the workspace" in data["error"]
     data = run_search(root, query="hello")
     assert data["ok"] is True and data["matches"] == []
+
+
+def test_max_results_above_the_cap_is_served_at_the_cap(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "many.txt").write_text("hit\n" * 1500)
+    data = run_search(root, query="hit", max_results=5000)
+    assert data["ok"] and data["count"] == 1000 and data["truncated"] is True

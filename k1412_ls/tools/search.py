@@ -22,12 +22,13 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from k1412_ls.tools.ignore import GlobFilter, walk_files
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
 
 MAX_TEXT_CHARS = 300
+MAX_RESULTS = 1000
 TRUNCATION_MARKER = " …[line truncated]"
 MAX_FILE_BYTES = 50 * 1024 * 1024
 RG_MAX_COLUMNS = 2000  # bytes; always more than MAX_TEXT_CHARS characters
@@ -46,7 +47,13 @@ class SearchFilesArgs(BaseModel):
         default=None,
         description="Gitignore-style file filter relative to the workspace root, e.g. '*.py'; '!' excludes.",
     )
-    max_results: int = Field(default=100, ge=1, le=1000, description="Maximum matching lines to return.")
+    max_results: int = Field(default=100, ge=1, description=f"Maximum matching lines to return (at most {MAX_RESULTS}).")
+
+    @field_validator("max_results")
+    @classmethod
+    def _cap(cls, value: int) -> int:
+        # A larger request is served at the cap instead of failing the call.
+        return min(value, MAX_RESULTS)
 
 
 @dataclass(frozen=True)
