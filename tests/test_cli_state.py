@@ -65,7 +65,7 @@ def test_plan_with_two_in_progress_is_refused_and_a_valid_one_persists(tmp_path:
     with ScriptedServer([
         {"tool_calls": [{"name": "update_plan", "arguments": {"items": bad}}]},
         {"tool_calls": [{"name": "update_plan", "arguments": {"items": good}}]},
-        {"content": "Planned."},
+        {"content": "Planned.", "repeat": True},
     ]) as server:
         run = k1412("run", "Plan the steps to refactor app.py, step by step", "--user", "carol", "--conversation",
                     "c-plan", "--config", str(config_for(tmp_path, server.base_url)), "--json", cwd=ws)

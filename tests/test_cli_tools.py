@@ -24,6 +24,8 @@ def ws(tmp_path: Path) -> Path:
 
 
 def run_script(tmp_path: Path, ws: Path, task: str, script: list[dict]) -> tuple[dict, list[dict], list[dict]]:
+    """Play ``script``; its final answer repeats, so the verdict (not the script) decides how the run ends."""
+    script = [*script[:-1], {**script[-1], "repeat": True}]
     with ScriptedServer(script) as server:
         run = k1412("run", task, "--config", str(config_for(tmp_path, server.base_url)), "--json", cwd=ws,
                     timeout=120)

@@ -185,3 +185,6 @@ class Scheduler:
         if "duplicate_of" in outcome.result.data:
             payload["duplicate_of"] = outcome.result.data["duplicate_of"]
         self.emit("tool.completed", payload)
+        facts = outcome.result.facts
+        if outcome.result.ok and facts.get("kind") == "state" and facts.get("op") == "plan":
+            self.emit("plan.updated", {"plan": facts.get("plan", [])})
