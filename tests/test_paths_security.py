@@ -171,8 +171,6 @@ def test_worktree_git_file_and_git_reached_through_symlinks(layout: dict[str, Pa
     (ws / "wt").mkdir()
     (ws / "wt" / ".git").write_text("gitdir: ../.git/worktrees/wt\n")
     os.symlink(ws / ".git" / "hooks", ws / "hooks")
-    (ws / "gitdir").mkdir()
-    os.symlink("gitdir", ws / "wt2")
     ctx = make_ctx(ws)
     for path in ["wt/.git", "hooks/pre-commit"]:
         data = REGISTRY.execute("write_file", {"path": path, "content": "x\n"}, ctx).data
