@@ -110,7 +110,8 @@ class Runtime:
         jsonl = JsonlSink(events_path)
         extra_files = [JsonlSink(request.events_file)] if request.events_file else []
         bus = EventBus(run_id, request.user, conversation, redactor, [jsonl, *extra_files, *sinks])
-        run = _Run(self, request, spec, chat_model, bus, documents or DiskDocumentStore(), conversation)
+        run = _Run(self, request, spec, chat_model, bus, documents or DiskDocumentStore(request.workspace.resolve()),
+                   conversation)
         try:
             result = await run.drive()
         finally:
