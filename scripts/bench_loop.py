@@ -23,19 +23,19 @@ from pydantic import BaseModel, ConfigDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from k1412_ls.config import build_config  # noqa: E402
-from k1412_ls.core.agent import AgentLoop  # noqa: E402
-from k1412_ls.core.context import ContextPolicy  # noqa: E402
-from k1412_ls.core.events import Emitter, EventBus, JsonlSink  # noqa: E402
-from k1412_ls.core.evidence_binding import BoundGate  # noqa: E402
-from k1412_ls.core.guards import GuardState, find_duplicate_commands, normalize_arguments  # noqa: E402
-from k1412_ls.core.model_port import ModelReply, ToolCall  # noqa: E402
-from k1412_ls.core.outcomes import RunEnded  # noqa: E402
-from k1412_ls.core.redact import Redactor  # noqa: E402
-from k1412_ls.core.scheduler import Scheduler  # noqa: E402
-from k1412_ls.tools.documents import DiskDocumentStore  # noqa: E402
-from k1412_ls.tools.registry import Tool, ToolContext, ToolRegistry, ToolResult  # noqa: E402
-from k1412_ls.tools.workspace import Workspace  # noqa: E402
+from k1412_ls.config import build_config
+from k1412_ls.core.agent import AgentLoop
+from k1412_ls.core.context import ContextPolicy
+from k1412_ls.core.events import Emitter, EventBus, JsonlSink
+from k1412_ls.core.evidence_binding import BoundGate
+from k1412_ls.core.guards import GuardState, find_duplicate_commands, normalize_arguments
+from k1412_ls.core.model_port import ModelReply, ToolCall
+from k1412_ls.core.outcomes import RunEnded
+from k1412_ls.core.redact import Redactor
+from k1412_ls.core.scheduler import Scheduler
+from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.registry import Tool, ToolContext, ToolRegistry, ToolResult
+from k1412_ls.tools.workspace import Workspace
 
 
 class NoArgs(BaseModel):

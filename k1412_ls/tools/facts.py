@@ -29,8 +29,10 @@ import hashlib
 from typing import Any
 
 from k1412_ls.core.numbers import extract_measurements, extract_numbers
+from k1412_ls.core.vocabulary import is_report_path
 
 EXCERPT_CHARS = 4000
+NUMBER_SCAN_CHARS = 64 * 1024
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -48,8 +50,12 @@ def write_entry(path: str, text: str | None, action: str, **extra: Any) -> dict[
     entry: dict[str, Any] = {"path": path, "action": action}
     if text is not None:
         data = text.encode("utf-8", "surrogatepass")
-        entry.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data), numbers=extract_numbers(text, 200),
-                     measurements=extract_measurements(text, 200), shebang=text.startswith("#!"))
+        # Reports are scanned whole (every measurement in them is checked); other files only
+        # at their start, so a 5 MB source edit does not pay for a number scan nobody reads.
+        scanned = text if is_report_path(path) else text[:NUMBER_SCAN_CHARS]
+        entry.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data),
+                     numbers=extract_numbers(scanned, 200), measurements=extract_measurements(scanned, 200),
+                     shebang=text.startswith("#!"))
     entry.update(extra)
     return entry
 
