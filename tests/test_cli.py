@@ -176,3 +176,43 @@ def test_ctrl_c_cancels_with_exit_130_and_kills_children(tmp_path: Path, ws: Pat
     assert events[-1]["type"] == "run.cancelled"
     time.sleep(0.3)
     assert subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1
+
+
+def test_premature_claim_is_rejected_then_proven_work_completes(tmp_path: Path, ws: Path) -> None:
+    events_file = tmp_path / "copy.jsonl"
+    with ScriptedServer([{"content": "Done already!"}, *HELLO_SCRIPT]) as server:
+        run = k1412("run", HELLO_TASK, "--config", str(config_for(tmp_path, server.base_url)), "--json",
+                    "--events", str(events_file), cwd=ws)
+        recovery = server.chat_requests[1]["body"]["messages"][-1]
+    assert run.code == 0 and run.result["status"] == "completed"
+    assert recovery["role"] == "user" and "hello.py" in recovery["content"]
+    rejected = [e for e in run.events() if e["type"] == "completion.rejected"]
+    assert len(rejected) == 1 and rejected[0]["payload"]["missing"]
+    # --events FILE receives exactly the run's log.
+    assert events_file.read_text() == Path(run.result["events_path"]).read_text()
+
+
+def test_live_progress_on_a_terminal(tmp_path: Path, ws: Path) -> None:
+    import pty
+
+    with ScriptedServer(HELLO_SCRIPT) as server:
+        cfg = config_for(tmp_path, server.base_url)
+        controller, terminal = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "k1412_ls.cli", "run", HELLO_TASK, "--config", str(cfg)],
+                                cwd=ws, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal, text=True)
+        os.close(terminal)
+        out, _ = proc.communicate(timeout=60)
+        chunks = []
+        while True:
+            try:
+                data = os.read(controller, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(controller)
+    progress = b"".join(chunks).decode()
+    assert proc.returncode == 0
+    assert "write_file hello.py" in progress and "run_command" in progress and "completed" in progress
+    assert "status: completed" in out and "evidence" in out
