@@ -158,12 +158,15 @@ def _cmd_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    print(f"{'id':<20} {'provider':<10} {'provider model':<32} {'thinking':<16} {'effort':<8} iter  context")
+    table = [("id", "provider", "provider model", "thinking", "effort", "iterations", "context chars")]
     for row in rows:
-        thinking = ("yes" + (f" ({row['thinking_label']})" if row["thinking_label"] else "")) if row["thinking"] else "no"
-        default = " (default)" if row["id"] == config.default_model else ""
-        print(f"{row['id'] + default:<20} {row['provider']:<10} {row['provider_model']:<32} {thinking:<16} "
-              f"{row['reasoning_effort'] or '-':<8} {row['max_iterations']:<5} {row['context_chars']}")
+        label = f" ({row['thinking_label']})" if row["thinking_label"] else ""
+        table.append((row["id"] + (" (default)" if row["default"] else ""), row["provider"], row["provider_model"],
+                      ("yes" + label) if row["thinking"] else "no", row["reasoning_effort"] or "-",
+                      str(row["max_iterations"]), str(row["context_chars"])))
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    for line in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
     return 0
 
 
