@@ -9,6 +9,7 @@ exceptions all become an ``ok: false`` result with one sentence.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import threading
@@ -116,7 +117,7 @@ class Tool:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": inline_schema(self.args_model.model_json_schema()),
+                "parameters": parameters_schema(self.args_model),
             },
         }
 
@@ -126,6 +127,16 @@ class Tool:
         for key, value in arguments.items():
             public[key] = body_summary(value) if key in self.body_fields else value
         return public
+
+
+@functools.lru_cache(maxsize=256)
+def _parameters_json(args_model: type[BaseModel]) -> str:
+    return json.dumps(inline_schema(args_model.model_json_schema()))
+
+
+def parameters_schema(args_model: type[BaseModel]) -> dict[str, Any]:
+    """The argument model's JSON schema, built once per model (a fresh copy each call)."""
+    return json.loads(_parameters_json(args_model))
 
 
 def body_summary(value: Any) -> dict[str, Any]:
