@@ -19,3 +19,9 @@ SETTING_MODEL = "model"
 SETTING_CONFIG_PATH = "configPath"
 SETTING_USER = "user"
 SETTING_CONFIRM_EDITS = "confirmEdits"
+
+PROGRESS_TITLE_PREFIX = "K1412: "
+EDIT_ANNOTATION_ID = "k1412"
+LOGGER_NAME = "k1412.lsp"
+# Largest JSON-RPC message body accepted; bigger frames are refused and skipped.
+MAX_FRAME_BYTES = 64 * 1024 * 1024

@@ -1,0 +1,263 @@
+"""The editor as a DocumentStore: open buffers are the truth, writes go through applyEdit.
+
+Tools call this store from worker threads. Everything that touches pygls
+state or sends a message is marshalled onto the server's event loop; the
+calling thread waits (bounded, and gives up when the run ends). The client
+applies the edit first; only then is the same text persisted to disk, so a
+refused edit writes nothing and, after a write, the buffer and the file agree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from k1412_ls.lsp import constants as c
+from k1412_ls.lsp.textedit import minimal_replacement, position_at
+from k1412_ls.tools.documents import BOM, DiskDocumentStore, Snapshot, open_regular
+from k1412_ls.tools.registry import ToolError
+
+T = TypeVar("T")
+
+APPLY_TIMEOUT_S = 30.0
+CONFIRM_TIMEOUT_S = 600.0  # the user is reviewing the edit
+BUFFER_SYNC_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class OpenBuffer:
+    uri: str
+    text: str
+    version: int | None
+
+
+@dataclass(frozen=True)
+class EditOptions:
+    """How edits are labelled: the run label and whether the user must confirm them."""
+
+    label: str
+    confirm: bool = False
+
+
+class EditorDocumentStore:
+    """DocumentStore over open buffers and ``workspace/applyEdit``; disk for everything else."""
+
+    def __init__(self, server: LanguageServer, loop: asyncio.AbstractEventLoop, root: Path,
+                 options: EditOptions, closed: threading.Event) -> None:
+        self.server = server
+        self.loop = loop
+        self.root = Path(os.path.realpath(root))
+        self.options = options
+        self.closed = closed
+        self.disk = DiskDocumentStore(self.root)
+        self._read_versions: dict[Path, int | None] = {}
+        caps = server.client_capabilities
+        self.apply_edit = bool(get_capability(caps, "workspace.apply_edit", False))
+        self.document_changes = bool(get_capability(caps, "workspace.workspace_edit.document_changes", False))
+        self.resource_ops = set(get_capability(caps, "workspace.workspace_edit.resource_operations", None) or [])
+        self.annotations = get_capability(caps, "workspace.workspace_edit.change_annotation_support", None) is not None
+        self.encoding = str(server.workspace.position_encoding or "utf-16")
+
+    # -- reading ---------------------------------------------------------------------------
+    def read(self, path: Path) -> Snapshot:
+        buffer = self._on_loop(lambda: self._buffer(path))
+        if buffer is None:
+            self._read_versions.pop(path, None)
+            return self.disk.read(path)  # never cached: an external change is seen at once
+        self._read_versions[path] = buffer.version
+        return Snapshot(text=buffer.text, bom=_disk_has_bom(path), version=buffer.version)
+
+    # -- writing ---------------------------------------------------------------------------
+    def write(self, path: Path, text: str, *, bom: bool = False, label: str = "") -> None:
+        if not self.apply_edit:
+            self.disk.write(path, text, bom=bom)
+            return
+        buffer = self._on_loop(lambda: self._buffer(path))
+        if buffer is not None:
+            self._write_buffer(path, buffer, text, label)
+        elif path.exists():
+            old = self.disk.read(path).text
+            self._write_closed(path, old, text, label)
+        elif self.document_changes and "create" in self.resource_ops:
+            uri = from_fs_path(str(path)) or path.as_uri()
+            create = types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True),
+                                      annotation_id=self._annotation_id())
+            self._apply([create, self._text_edit(uri, None, "", text)], label, path)
+        # Without file-creation support the editor has no buffer to update: the disk is the truth.
+        self.disk.write(path, text, bom=bom)
+
+    def _write_buffer(self, path: Path, buffer: OpenBuffer, text: str, label: str) -> None:
+        read_version = self._read_versions.get(path, buffer.version)
+        if buffer.version != read_version:
+            raise ToolError(
+                f"{self._rel(path)} changed in the editor since you last read it (the user is typing); "
+                f"read it again with read_file and redo your edit."
+            )
+        if text == buffer.text:
+            return
+        self._apply([self._text_edit(buffer.uri, read_version, buffer.text, text)], label, path)
+        synced = self._wait_for_buffer(path, text)
+        self._read_versions[path] = synced.version if synced is not None else read_version
+
+    def _write_closed(self, path: Path, old: str, text: str, label: str) -> None:
+        if old == text:
+            return
+        uri = from_fs_path(str(path)) or path.as_uri()
+        self._apply([self._text_edit(uri, None, old, text)], label, path)
+
+    def delete(self, path: Path, *, label: str = "") -> None:
+        if self.apply_edit and self.document_changes and "delete" in self.resource_ops:
+            uri = from_fs_path(str(path)) or path.as_uri()
+            self._apply([types.DeleteFile(uri=uri, options=types.DeleteFileOptions(ignore_if_not_exists=True),
+                                          annotation_id=self._annotation_id())], label, path)
+            if not os.path.lexists(path):
+                return  # the editor deleted it
+        self.disk.delete(path)
+
+    def rename(self, source: Path, target: Path, *, label: str = "") -> None:
+        if self.apply_edit and self.document_changes and "rename" in self.resource_ops:
+            old_uri = from_fs_path(str(source)) or source.as_uri()
+            new_uri = from_fs_path(str(target)) or target.as_uri()
+            self._apply([types.RenameFile(old_uri=old_uri, new_uri=new_uri,
+                                          options=types.RenameFileOptions(overwrite=True),
+                                          annotation_id=self._annotation_id())], label, source)
+            if not os.path.lexists(source) and os.path.lexists(target):
+                return  # the editor moved it
+        self.disk.rename(source, target)
+
+    # -- edits -----------------------------------------------------------------------------
+    def _annotation_id(self) -> str | None:
+        return c.EDIT_ANNOTATION_ID if self.annotations else None
+
+    def _text_edit(self, uri: str, version: int | None, old: str, new: str) -> types.TextDocumentEdit:
+        change = minimal_replacement(old, new)
+        assert change is not None  # callers return early when nothing changes
+        start = types.Position(*position_at(old, change.start, self.encoding))
+        end = types.Position(*position_at(old, change.end, self.encoding))
+        rng = types.Range(start=start, end=end)
+        annotation = self._annotation_id()
+        edit: types.TextEdit | types.AnnotatedTextEdit = (
+            types.AnnotatedTextEdit(range=rng, new_text=change.text, annotation_id=annotation)
+            if annotation else types.TextEdit(range=rng, new_text=change.text)
+        )
+        return types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=[edit])
+
+    def _workspace_edit(self, changes: list[Any], label: str) -> types.WorkspaceEdit:
+        annotations = None
+        if self.annotations:
+            annotations = {c.EDIT_ANNOTATION_ID: types.ChangeAnnotation(
+                label=self.options.label, needs_confirmation=self.options.confirm,
+                description=label or None)}
+        if self.document_changes:
+            return types.WorkspaceEdit(document_changes=changes, change_annotations=annotations)
+        # Clients without documentChanges (e.g. Neovim's advertised set) take plain per-URI edits.
+        plain: dict[str, list[types.TextEdit]] = {}
+        for change in changes:
+            if isinstance(change, types.TextDocumentEdit):
+                plain.setdefault(change.text_document.uri, []).extend(
+                    types.TextEdit(range=e.range, new_text=e.new_text) for e in change.edits)
+        return types.WorkspaceEdit(changes=plain)
+
+    def _apply(self, changes: list[Any], label: str, path: Path) -> None:
+        title = f"{self.options.label}: {label}" if label else self.options.label
+        params = types.ApplyWorkspaceEditParams(edit=self._workspace_edit(changes, label), label=title)
+        if self._on_loop_thread():
+            raise ToolError("Edits cannot be applied from the editor thread; retry the tool call.")
+        future = asyncio.run_coroutine_threadsafe(self.server.workspace_apply_edit_async(params), self.loop)
+        deadline = time.monotonic() + (CONFIRM_TIMEOUT_S if self.options.confirm else APPLY_TIMEOUT_S)
+        rel = self._rel(path)
+        while True:
+            try:
+                result = future.result(timeout=0.05)
+                break
+            except concurrent.futures.TimeoutError:
+                if self.closed.is_set() or time.monotonic() > deadline:
+                    future.cancel()
+                    raise ToolError(
+                        f"The editor did not answer the edit to {rel} in time; nothing was written to disk, "
+                        f"so check the buffer and retry if the edit is still wanted."
+                    ) from None
+            except Exception:
+                raise ToolError(
+                    f"The editor rejected the edit to {rel} with an error; nothing was written, "
+                    f"so read the file again and retry."
+                ) from None
+        if not result.applied:
+            reason = f" ({result.failure_reason})" if result.failure_reason else ""
+            raise ToolError(
+                f"The editor refused the edit to {rel}{reason}; nothing was written, so read the file "
+                f"again and ask before retrying."
+            )
+
+    def _wait_for_buffer(self, path: Path, text: str) -> OpenBuffer | None:
+        """Wait briefly for the editor's didChange that follows an applied edit."""
+        deadline = time.monotonic() + BUFFER_SYNC_TIMEOUT_S
+        while time.monotonic() < deadline and not self.closed.is_set():
+            buffer = self._on_loop(lambda: self._buffer(path))
+            if buffer is None or buffer.text == text:
+                return buffer
+            time.sleep(0.01)
+        return None
+
+    # -- loop plumbing ---------------------------------------------------------------------
+    def _buffer(self, path: Path) -> OpenBuffer | None:
+        """The open buffer for ``path`` (matched by real path), read on the loop thread."""
+        wanted = os.path.realpath(path)
+        for uri, doc in self.server.workspace.text_documents.items():
+            if doc.version is None:
+                continue
+            fs_path = to_fs_path(uri)
+            if fs_path is not None and os.path.realpath(fs_path) == wanted:
+                return OpenBuffer(doc.uri, doc.source, doc.version)
+        return None
+
+    def _on_loop_thread(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            return False
+
+    def _on_loop(self, fn: Callable[[], T]) -> T:
+        if self._on_loop_thread():
+            return fn()
+        result: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                result.set_result(fn())
+            except BaseException as exc:
+                result.set_exception(exc)
+
+        try:
+            self.loop.call_soon_threadsafe(run)
+            return result.result(timeout=10)
+        except (RuntimeError, concurrent.futures.TimeoutError):
+            raise ToolError("The editor connection is not responding; retry the tool call.") from None
+
+    def _rel(self, path: Path) -> str:
+        try:
+            return str(Path(os.path.realpath(path)).relative_to(self.root))
+        except ValueError:
+            return path.name
+
+
+def _disk_has_bom(path: Path) -> bool:
+    """Whether the file behind an open buffer starts with a BOM (editors hide it in the buffer)."""
+    try:
+        with open_regular(path) as (fd, _info):
+            return os.read(fd, 3) == BOM
+    except (ToolError, OSError):
+        return False

@@ -1,0 +1,209 @@
+"""Runs started from the editor: the runtime (built at the first run), cancel links, config.
+
+The runtime, the tool catalogue and the model SDK are imported only when the
+first run starts, in a worker thread, so server start-up stays lean and the
+event loop never stalls on imports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import logging
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.lsp.server import LanguageServer
+
+from k1412_ls.config import ConfigError, K1412Config, find_config_file, load_config, state_dir
+from k1412_ls.core.render import describe_verification
+from k1412_ls.lsp import constants as c
+from k1412_ls.lsp.editor_store import EditOptions, EditorDocumentStore
+from k1412_ls.lsp.protocol import CommandCall
+from k1412_ls.lsp.reporting import RunReporter, progress_title
+from k1412_ls.lsp.settings import Settings
+
+if TYPE_CHECKING:
+    from k1412_ls.core.runtime import RunRequest, Runtime
+
+log = logging.getLogger(c.LOGGER_NAME)
+
+
+@dataclass
+class RunSpec:
+    """What the editor asked for, before the runtime exists."""
+
+    task: str
+    model: str | None = None
+    conversation: str | None = None
+    role: str | None = None
+    write: bool = True
+    max_iterations: int | None = None
+
+
+class RunService:
+    """Owns the configuration, the runtime and the runs in flight for one server."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
+        self.settings = Settings()
+        self._config: K1412Config | None = None
+        self._runtime: Runtime | None = None
+        self._runtime_lock = asyncio.Lock()
+        self.closed: dict[str, threading.Event] = {}
+
+    # -- workspace and configuration ---------------------------------------------------------
+    def workspace_root(self) -> Path:
+        """The workspace root folder, or InvalidRequest when the editor opened none."""
+        workspace = self.server.workspace
+        root = workspace.root_path
+        if root is None and workspace.folders:
+            from pygls.uris import to_fs_path
+
+            root = to_fs_path(next(iter(workspace.folders.values())).uri)
+        if root is None or not Path(root).is_dir():
+            raise JsonRpcInvalidRequest("K1412 needs a workspace folder; open a folder and run the task again.")
+        return Path(root).resolve()
+
+    def config_file(self) -> Path | None:
+        """The configuration file in use (None: built-in defaults)."""
+        try:
+            return find_config_file(self.settings.config_path, self._root_or_none())
+        except ConfigError:
+            return None
+
+    def _root_or_none(self) -> Path | None:
+        try:
+            return self.workspace_root()
+        except JsonRpcInvalidRequest:
+            return None
+
+    def config(self) -> K1412Config:
+        """The loaded configuration; ConfigError with one sentence when it is invalid."""
+        if self._config is None:
+            self._config = load_config(self.settings.config_path, self._root_or_none())
+            log.info("configuration loaded from %s", self._config.source)
+        return self._config
+
+    def reload_config(self) -> str:
+        """Reload the configuration; keep the previous one on error. Returns a log line."""
+        try:
+            config = load_config(self.settings.config_path, self._root_or_none())
+        except ConfigError as exc:
+            return f"K1412 kept its previous configuration: {exc}"
+        self._config = config
+        if self._runtime is not None:
+            self._runtime.config = config
+        return f"K1412 reloaded its configuration from {config.source}."
+
+    # -- runtime ----------------------------------------------------------------------------
+    async def runtime(self) -> Runtime:
+        async with self._runtime_lock:
+            if self._runtime is None:
+                config = self.config()
+                self._runtime = await asyncio.get_running_loop().run_in_executor(None, _build_runtime, config)
+            return self._runtime
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a run in flight (loop thread); False when no such run is running."""
+        return self._runtime is not None and self._runtime.cancel(run_id)
+
+    def user(self) -> str:
+        if self.settings.user:
+            return self.settings.user
+        try:
+            return getpass.getuser()
+        except (KeyError, OSError):
+            return "default"
+
+    # -- one run ----------------------------------------------------------------------------
+    async def run(self, spec: RunSpec, call: CommandCall | None) -> dict[str, Any]:
+        """Run ``spec`` to its end with progress, events and editor edits; return the result object."""
+        from k1412_ls.core.runtime import RunRequest
+
+        root = self.workspace_root()
+        try:
+            runtime = await self.runtime()
+            model = runtime.resolve_model(spec.model or self.settings.model)
+        except ConfigError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        loop = asyncio.get_running_loop()
+        run_id = runtime.new_run_id()
+        token = call.work_done_token if call is not None else None
+        token = token if token is not None else await self._create_token()
+        reporter = RunReporter(self.server, loop, token, progress_title(spec.task))
+        closed = threading.Event()
+        self.closed[run_id] = closed
+        store = EditorDocumentStore(self.server, loop, root,
+                                    EditOptions(label=f"K1412 {run_id}", confirm=self.settings.confirm_edits), closed)
+        request = RunRequest(task=spec.task, workspace=root, model=spec.model or self.settings.model,
+                             user=self.user(), conversation=spec.conversation, role=spec.role, write=spec.write,
+                             max_iterations=spec.max_iterations)
+        task = asyncio.create_task(self._drive(runtime, request, reporter, store, run_id, model))
+
+        def cancel() -> None:
+            loop.call_soon_threadsafe(self._cancel_task, runtime, run_id, task)
+
+        reporter.begin(cancel)
+        if call is not None:
+            call.on_cancel(cancel)
+        try:
+            result = await task
+        finally:
+            closed.set()
+            self.closed.pop(run_id, None)
+        reporter.end(f"{result.status} · {describe_verification(result.evidence)}")
+        await asyncio.sleep(0)  # let the progress end go out before the reply
+        return result.as_dict()
+
+    async def _drive(self, runtime: Runtime, request: RunRequest, reporter: RunReporter,
+                     store: EditorDocumentStore, run_id: str, model: Any) -> Any:
+        return await runtime.run(request, sinks=[reporter], documents=store, run_id=run_id, model=model)
+
+    @staticmethod
+    def _cancel_task(runtime: Runtime, run_id: str, task: asyncio.Task[Any]) -> None:
+        if not runtime.cancel(run_id) and not task.done():
+            log.info("cancel for %s arrived before it started; it will stop at once", run_id)
+            task.get_loop().call_soon(runtime.cancel, run_id)
+
+    async def _create_token(self) -> str | None:
+        if not get_capability(self.server.client_capabilities, "window.work_done_progress", False):
+            return None
+        token = f"k1412-{uuid.uuid4().hex}"
+        try:
+            await asyncio.wait_for(self.server.work_done_progress.create_async(token), timeout=5)
+        except Exception:  # no progress is better than no run
+            log.warning("the client did not create a progress token")
+            return None
+        return token
+
+    def shutdown(self) -> None:
+        for closed in self.closed.values():
+            closed.set()
+
+
+def _build_runtime(config: K1412Config) -> Runtime:
+    from k1412_ls.catalog import default_registry
+    from k1412_ls.core.runtime import Runtime
+    from k1412_ls.models import build_chat_model
+    from k1412_ls.state.store import StateStore
+
+    home = state_dir()
+    return Runtime(config, build_chat_model, home, default_registry(), StateStore(home / "k1412.sqlite3"))
+
+
+def show(server: LanguageServer, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+    """``window/showMessage`` (loop thread)."""
+    server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+
+def log_to_client(server: LanguageServer, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+    """``window/logMessage`` (loop thread) and the stderr log."""
+    log.info("%s", message)
+    server.window_log_message(types.LogMessageParams(type=kind, message=message))
