@@ -65,7 +65,7 @@ class Editor:
     def open(self, path: Path, text: str | None = None, version: int = 1) -> str:
         """``didOpen`` ``path`` with ``text`` (default: its content on disk); returns the URI."""
         uri = path.as_uri()
-        source = path.read_text(encoding="utf-8") if text is None else text
+        source = path.read_bytes().decode("utf-8") if text is None else text  # keeps CRLF, like editors
         self.docs[uri] = TextDocument(uri, source, version, position_codec=PositionCodec(self.encoding))
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=source)))
@@ -127,6 +127,11 @@ class Editor:
             target = _path(change.new_uri)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(_path(change.old_uri), target)
+            moved = self.docs.pop(change.old_uri, None)
+            if moved is not None:  # the editor follows the document to its new name
+                self.client.text_document_did_close(types.DidCloseTextDocumentParams(
+                    text_document=types.TextDocumentIdentifier(uri=change.old_uri)))
+                self.open(target, moved.source)
         elif change.text_document.uri in self.docs:
             # Apply last edit first so earlier ranges stay valid, like editors do.
             ordered = sorted(change.edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True)
@@ -186,6 +191,13 @@ class Session:
 
     def uri(self, rel: str) -> str:
         return (self.root / rel).as_uri()
+
+    def events_of(self, kind: str) -> list[Any]:
+        return [event for event in self.events if event.type == kind]
+
+    def tool_results(self) -> list[Any]:
+        """Payloads of the ``tool.completed`` events so far."""
+        return [event.payload for event in self.events_of("tool.completed")]
 
 
 @contextlib.asynccontextmanager
