@@ -4,22 +4,40 @@ One class, :class:`OpenAIChatModel`, implements the ``ChatModel`` port for
 every OpenAI-compatible endpoint: OpenAI, DeepSeek and local servers
 (llama.cpp's llama-server, Ollama, vLLM).
 
-Provider differences it handles, and why:
+Provider differences it handles, and why (from each provider's documentation):
 
+* **Request body.** Every request is ``model``, ``messages``, an output cap,
+  and with tools ``tools`` plus ``tool_choice: "auto"``; streamed requests add
+  ``stream_options: {"include_usage": true}``, which OpenAI, DeepSeek, Ollama,
+  llama.cpp and vLLM all accept. Nothing else is sent: no ``temperature``
+  (OpenAI reasoning models refuse it, DeepSeek ignores it in thinking mode),
+  no ``parallel_tool_calls`` (DeepSeek and Ollama do not document it). Ollama
+  ignores ``tool_choice``; vLLM refuses ``"auto"`` (HTTP 400) unless started
+  with ``--enable-auto-tool-choice --tool-call-parser NAME``, and its message
+  says so.
 * **Output cap.** OpenAI deprecated ``max_tokens`` in favour of
   ``max_completion_tokens`` (reasoning models refuse ``max_tokens``);
-  DeepSeek documents ``max_tokens``, and llama.cpp, Ollama and vLLM all
-  accept ``max_tokens``. So OpenAI (provider ``openai`` or host
+  DeepSeek documents ``max_tokens``, Ollama only ``max_tokens``, and
+  llama.cpp and vLLM accept it. So OpenAI (provider ``openai`` or host
   ``api.openai.com``) gets ``max_completion_tokens``; every other provider
   gets ``max_tokens``.
 * **Thinking.** ``reasoning_effort`` is sent only for models whose spec says
-  ``thinking`` and names an effort. DeepSeek's thinking mode is switched with
-  ``extra_body={"thinking": {"type": "enabled"|"disabled"}}`` (it defaults to
-  enabled, so a non-thinking DeepSeek model turns it off explicitly).
+  ``thinking`` and names an effort (OpenAI reasoning models, DeepSeek
+  ``low``/``high``/``max``, Ollama ``low``/``medium``/``high``/``none``,
+  llama.cpp and vLLM pass it to the chat template, e.g. gpt-oss). DeepSeek's
+  thinking mode is switched with ``extra_body={"thinking": {"type":
+  "enabled"|"disabled"}}`` (it defaults to enabled, so a non-thinking DeepSeek
+  model turns it off explicitly).
 * **Reasoning carried back.** DeepSeek requires the ``reasoning_content`` of
   assistant tool-call turns to be passed back in later requests (HTTP 400
   otherwise), so :attr:`OpenAIChatModel.carries_reasoning` is True for it; the
   loop puts it back only into those assistant messages and never publishes it.
+  A DeepSeek thinking tool-call turn that came without reasoning carries ``""``
+  so the field is still present.
+* **Replies** are assembled and validated by :mod:`k1412_ls.models.reply`
+  (every provider's streaming shape, ids, reasoning fields, usage); an error
+  object arriving where a chunk or body should be (vLLM's
+  ``{"object": "error"}``, a mid-stream ``{"error": ...}``) is a ModelError.
 * **No key.** A provider without ``api_key_env`` sends no ``Authorization``
   header at all. The SDK refuses to construct a client without a key (and
   would silently fall back to ``$OPENAI_API_KEY``, leaking it to a local
@@ -48,7 +66,7 @@ import openai
 from k1412_ls.config import ModelSpec, ProviderSpec
 from k1412_ls.core.model_port import MalformedReply, ModelError, ModelReply
 from k1412_ls.core.redact import Redactor
-from k1412_ls.models.reply import StreamAssembler, reply_from_completion
+from k1412_ls.models.reply import StreamAssembler, reply_from_completion, stream_error_of
 
 # The SDK honours a server's Retry-After up to this many seconds (openai._constants).
 _MAX_RETRY_AFTER_S = 120.0
@@ -59,6 +77,7 @@ _MESSAGE_LIMIT = 200
 _STATUS_LABELS = {
     400: "bad request",
     401: "authentication failed",
+    402: "payment required",
     403: "permission denied",
     404: "not found",
     408: "request timeout",
@@ -112,6 +131,7 @@ class OpenAIChatModel:
         self.provider_name = provider_name
         self.stream = stream
         self._has_key = bool(api_key)
+        self._seen_call_ids: set[str] = set()  # tool-call ids already handed out: a repeat gets a fresh id
         self._redactor = redactor or Redactor.from_environment()
         if api_key:
             self._redactor.add(api_key)
@@ -159,11 +179,15 @@ class OpenAIChatModel:
         """Send one chat request and return a validated reply; raise ModelError/MalformedReply otherwise."""
         params = self.request_params(messages, tools, spec)
         try:
-            return await asyncio.wait_for(self._request(params), timeout=self.deadline_s)
+            reply = await asyncio.wait_for(self._request(params), timeout=self.deadline_s)
         except ModelError:
             raise
         except Exception as exc:
             error = self._translate(exc)
+        else:
+            if self.carries_reasoning and spec.thinking and reply.tool_calls and reply.reasoning_content is None:
+                reply.reasoning_content = ""  # DeepSeek wants the field back on every thinking tool-call turn
+            return reply
         # Raised outside the handler so the SDK exception (whose request headers hold the
         # raw key) is not even kept as __context__ of what the loop sees.
         raise error
@@ -198,15 +222,26 @@ class OpenAIChatModel:
     async def _request(self, params: dict[str, Any]) -> ModelReply:
         if not params.get("stream"):
             completion = await self._client.chat.completions.create(**params)
-            return reply_from_completion(completion)
+            self._raise_error_object(completion, "instead of a reply")
+            return reply_from_completion(completion, self._seen_call_ids)
         stream = await self._client.chat.completions.create(**params)
         assembler = StreamAssembler()
         try:
             async for chunk in stream:
+                self._raise_error_object(chunk, "mid-reply")
                 assembler.add(chunk)
         finally:
             await stream.close()
-        return assembler.reply()
+        return assembler.reply(self._seen_call_ids)
+
+    def _raise_error_object(self, obj: Any, where: str) -> None:
+        """Raise a ModelError when the provider sent an error object where a reply should be."""
+        message = stream_error_of(obj)
+        if message is not None:
+            raise ModelError(
+                f"The provider '{self.provider_name}' reported an error {where}: {self._clean(message)} "
+                "Nothing was run."
+            )
 
     async def list_models(self) -> list[str]:
         """Model ids the endpoint serves (``GET /models``), for diagnostics."""
@@ -241,6 +276,8 @@ class OpenAIChatModel:
             else:
                 hint = "this provider sends no key; set api_key_env for it in the configuration"
             return f"The provider '{name}' answered HTTP {status} ({label}); {hint}."
+        if status == 402:
+            return f"The provider '{name}' answered HTTP 402 (payment required): {detail} Check the account's balance."
         attempts = _attempts(exc)
         if status in (408, 409, 429) or status >= 500:
             return f"HTTP {status} ({label}) from provider '{name}' after {_plural(attempts, 'attempt')}: {detail}"

@@ -7,19 +7,50 @@ tool call ends with no exception): a reply is dispatchable only when it has
 a ``finish_reason`` and every tool call has a name and arguments that parse
 as a JSON object. Anything else raises :class:`MalformedReply`, and no tool
 call of that reply is returned.
+
+What it tolerates, because servers document or ship it:
+
+* ``finish_reason`` "stop" (older Ollama and llama.cpp builds) or any other
+  non-empty value next to complete tool calls: the calls decide, not the
+  label. Only "length" and "content_filter" (the reply was cut) refuse them.
+* Tool calls streamed OpenAI's way (``index``; ``id``, ``type`` and name in
+  the first delta; arguments in pieces), or each call whole in one chunk
+  (Ollama), several whole calls in one chunk, deltas without ``index``, and
+  proxies that put every call at index 0 with distinct ids.
+* Arguments sent as a JSON object instead of a JSON string; an empty
+  string means ``{}``.
+* Missing, empty or repeated ids (within a reply, or across the replies of
+  one model instance): fresh unique ones (9 alphanumerics, the form Mistral
+  chat templates demand).
+* No usage at all (servers that ignore ``stream_options``), usage in every
+  chunk (the last one counts), usage in the finish chunk.
+* Reasoning under ``reasoning_content`` (DeepSeek, llama.cpp, older vLLM),
+  ``reasoning`` (Ollama, newer vLLM) or ``thinking``, or as a leading
+  ``<think>...</think>`` block of the content (llama.cpp
+  ``--reasoning-format none``/``deepseek-legacy``, vLLM without a reasoning
+  parser): it is moved out of the content so it is never published.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
+import string
 from dataclasses import dataclass, field
 from typing import Any
 
 from k1412_ls.core.model_port import MalformedReply, ModelReply, ToolCall, Usage
 
 # Field names under which providers send hidden reasoning: DeepSeek and
-# llama.cpp use ``reasoning_content``; Ollama, newer vLLM and others ``reasoning``.
-REASONING_FIELDS = ("reasoning_content", "reasoning")
+# llama.cpp use ``reasoning_content``; Ollama and newer vLLM ``reasoning``.
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+
+# Finish reasons that mean the reply was cut: tool calls of such a reply are never run.
+TRUNCATED_FINISH_REASONS = frozenset({"length", "content_filter"})
+
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
+_ID_ALPHABET = string.ascii_letters + string.digits
 
 
 def _extra(obj: Any, name: str) -> Any:
@@ -32,7 +63,7 @@ def _extra(obj: Any, name: str) -> Any:
 
 
 def reasoning_of(obj: Any) -> str | None:
-    """The hidden reasoning text carried by a message or delta, if any."""
+    """The hidden reasoning text carried by a message or delta, if any (first field that has some)."""
     for name in REASONING_FIELDS:
         value = _extra(obj, name)
         if isinstance(value, str) and value:
@@ -40,17 +71,80 @@ def reasoning_of(obj: Any) -> str | None:
     return None
 
 
+def split_think(content: str) -> tuple[str, str | None]:
+    """Move a leading ``<think>...</think>`` block out of ``content``: ``(content, reasoning)``.
+
+    Only a block at the very start counts (a model may write the tag in an
+    answer); an unclosed one means the whole content is reasoning.
+    """
+    stripped = content.lstrip()
+    if not stripped.startswith(_THINK_OPEN):
+        return content, None
+    inner = stripped[len(_THINK_OPEN):]
+    end = inner.find(_THINK_CLOSE)
+    if end < 0:
+        return "", inner.strip() or None
+    return inner[end + len(_THINK_CLOSE):].lstrip(), inner[:end].strip() or None
+
+
+def _as_int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
 def usage_of(raw: Any) -> Usage:
     """Token usage, including ``completion_tokens_details.reasoning_tokens`` when present."""
     if raw is None:
         return Usage()
-    details = getattr(raw, "completion_tokens_details", None)
-    reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
+    details = _extra(raw, "completion_tokens_details")
+    if isinstance(details, dict):
+        reasoning = details.get("reasoning_tokens")
+    else:
+        reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
     return Usage(
-        prompt_tokens=int(getattr(raw, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
-        reasoning_tokens=int(reasoning or 0),
+        prompt_tokens=_as_int(getattr(raw, "prompt_tokens", 0)),
+        completion_tokens=_as_int(getattr(raw, "completion_tokens", 0)),
+        reasoning_tokens=_as_int(reasoning),
     )
+
+
+def stream_error_of(obj: Any) -> str | None:
+    """The provider's message when a chunk or body is an error object rather than a reply.
+
+    vLLM before 0.10.1 sends ``{"object": "error", "message": ...}`` (mid-stream
+    too); others ``{"error": {"message": ...}}`` where a chunk should be.
+    """
+    if getattr(obj, "choices", None):
+        return None
+    if getattr(obj, "object", None) == "error" or _extra(obj, "object") == "error":
+        message = _extra(obj, "message")
+        return message if isinstance(message, str) and message else "unspecified error"
+    error = _extra(obj, "error")
+    if isinstance(error, dict):
+        message = error.get("message")
+        return message if isinstance(message, str) and message else "unspecified error"
+    if isinstance(error, str) and error:
+        return error
+    return None
+
+
+def arguments_text(value: Any) -> str:
+    """Tool-call arguments as text: a string as sent, anything else (an object) JSON-encoded."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)  # not JSON: refused by parse_arguments
+
+
+def new_call_id() -> str:
+    """A fresh tool-call id: 9 alphanumerics, unique in practice across a conversation."""
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(9))
 
 
 @dataclass
@@ -58,6 +152,13 @@ class _PartialCall:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+
+    def has_object_arguments(self) -> bool:
+        """True once the arguments so far parse as a complete JSON object."""
+        try:
+            return isinstance(json.loads("".join(self.arguments)), dict)
+        except (json.JSONDecodeError, RecursionError):
+            return False
 
 
 def parse_arguments(name: str, call_id: str, raw: str) -> dict[str, Any]:
@@ -70,7 +171,7 @@ def parse_arguments(name: str, call_id: str, raw: str) -> dict[str, Any]:
         value = None
     if not isinstance(value, dict):
         raise MalformedReply(
-            f"Tool call {name or '?'} ({call_id}) had arguments that are not a JSON object; nothing was run."
+            f"Tool call {name or '?'} ({call_id or 'no id'}) had arguments that are not a JSON object; nothing was run."
         )
     return value
 
@@ -81,29 +182,42 @@ def build_reply(
     finish_reason: str | None,
     usage: Usage,
     reasoning: str | None,
+    seen_ids: set[str] | None = None,
 ) -> ModelReply:
-    """Validate the assembled parts and return a dispatchable reply, or raise MalformedReply."""
+    """Validate the assembled parts and return a dispatchable reply, or raise MalformedReply.
+
+    ``seen_ids`` holds the tool-call ids of earlier replies of the same conversation: an id
+    seen before is replaced too (servers that number calls per reply), and new ones are added.
+    """
     if not finish_reason:
         raise MalformedReply(
             "The model's reply was cut off before it finished (no finish_reason); nothing was run."
         )
+    if partial_calls and finish_reason in TRUNCATED_FINISH_REASONS:
+        why = "the output limit (max_output_tokens)" if finish_reason == "length" else "the provider's content filter"
+        raise MalformedReply(
+            f"The model's reply was cut by {why} in the middle of tool calls "
+            f"(finish_reason {finish_reason}); nothing was run."
+        )
+    content, inline_reasoning = split_think(content)
     calls: list[ToolCall] = []
-    seen: set[str] = set()
+    seen: set[str] = seen_ids if seen_ids is not None else set()
     for position, (call_id, name, raw) in enumerate(partial_calls, start=1):
         if not name:
             raise MalformedReply(f"Tool call #{position} of the model's reply had no tool name; nothing was run.")
-        # Some local servers omit ids or repeat them; every tool result needs its own id.
-        unique = call_id or f"call_{position}"
-        while unique in seen:
-            unique = f"{unique}_{position}"
+        arguments = parse_arguments(name, call_id, raw)
+        # Some local servers omit ids, send "" or repeat them; every tool result needs its own id.
+        unique = call_id
+        while not unique or unique in seen:
+            unique = new_call_id()
         seen.add(unique)
-        calls.append(ToolCall(id=unique, name=name, arguments=parse_arguments(name, unique, raw), raw_arguments=raw))
+        calls.append(ToolCall(id=unique, name=name, arguments=arguments, raw_arguments=raw))
     return ModelReply(
         content=content,
         tool_calls=calls,
         finish_reason=finish_reason,
         usage=usage,
-        reasoning_content=reasoning,
+        reasoning_content=reasoning or inline_reasoning,
     )
 
 
@@ -113,8 +227,8 @@ class StreamAssembler:
     def __init__(self) -> None:
         self._content: list[str] = []
         self._reasoning: list[str] = []
-        self._calls: dict[int, _PartialCall] = {}
-        self._order: list[int] = []
+        self._calls: list[_PartialCall] = []
+        self._open: dict[int, int] = {}  # wire index -> position in self._calls of the call open there
         self._finish_reason: str | None = None
         self._usage = Usage()
 
@@ -132,44 +246,63 @@ class StreamAssembler:
                 self._finish_reason = choice.finish_reason
 
     def _add_delta(self, delta: Any) -> None:
-        if getattr(delta, "content", None):
-            self._content.append(delta.content)
+        content = getattr(delta, "content", None)
+        if isinstance(content, str) and content:
+            self._content.append(content)
         reasoning = reasoning_of(delta)
         if reasoning:
             self._reasoning.append(reasoning)
         for tool_delta in getattr(delta, "tool_calls", None) or []:
             self._add_tool_delta(tool_delta)
 
+    def _new_call(self, index: int) -> _PartialCall:
+        partial = _PartialCall()
+        self._calls.append(partial)
+        self._open[index] = len(self._calls) - 1
+        return partial
+
+    def _target(self, index: Any, call_id: str, name: str) -> _PartialCall:
+        """The partial call a delta continues, or a new one."""
+        if not isinstance(index, int):
+            # No index: a new id starts a new call; so does a name arriving after a complete call
+            # (servers that send whole calls back to back); anything else continues the last call.
+            last = self._calls[-1] if self._calls else None
+            if last is None or (call_id and last.id and call_id != last.id) or (
+                name and last.name and not call_id and last.has_object_arguments()
+            ):
+                return self._new_call(-len(self._calls) - 1)
+            return last
+        position = self._open.get(index)
+        if position is None:
+            return self._new_call(index)
+        partial = self._calls[position]
+        if call_id and partial.id and call_id != partial.id:
+            return self._new_call(index)  # proxies that put every call at index 0, each with its own id
+        return partial
+
     def _add_tool_delta(self, tool_delta: Any) -> None:
-        index = getattr(tool_delta, "index", None)
         call_id = getattr(tool_delta, "id", None) or ""
-        if index is None:
-            # Providers without indexes: a new id starts a new call, otherwise continue the last one.
-            index = (max(self._order) + 1 if self._order else 0) if call_id or not self._order else self._order[-1]
-        partial = self._calls.get(index)
-        if partial is None:
-            partial = self._calls[index] = _PartialCall()
-            self._order.append(index)
+        function = getattr(tool_delta, "function", None)
+        name = (getattr(function, "name", None) or "") if function is not None else ""
+        partial = self._target(getattr(tool_delta, "index", None), call_id, name)
         if call_id and not partial.id:
             partial.id = call_id
-        function = getattr(tool_delta, "function", None)
-        if function is None:
-            return
-        name = getattr(function, "name", None)
         # OpenAI sends the name once; a few servers repeat it in every delta.
         if name and name != partial.name:
             partial.name = name if not partial.name else partial.name + name
-        if getattr(function, "arguments", None):
-            partial.arguments.append(function.arguments)
+        if function is not None:
+            pieces = arguments_text(getattr(function, "arguments", None))
+            if pieces:
+                partial.arguments.append(pieces)
 
-    def reply(self) -> ModelReply:
+    def reply(self, seen_ids: set[str] | None = None) -> ModelReply:
         """The validated reply (raises MalformedReply if the stream was cut off or is invalid)."""
-        calls = [(self._calls[i].id, self._calls[i].name, "".join(self._calls[i].arguments)) for i in self._order]
+        calls = [(c.id, c.name, "".join(c.arguments)) for c in self._calls]
         reasoning = "".join(self._reasoning) or None
-        return build_reply("".join(self._content), calls, self._finish_reason, self._usage, reasoning)
+        return build_reply("".join(self._content), calls, self._finish_reason, self._usage, reasoning, seen_ids)
 
 
-def reply_from_completion(completion: Any) -> ModelReply:
+def reply_from_completion(completion: Any, seen_ids: set[str] | None = None) -> ModelReply:
     """Validate a plain (non-streamed) ``chat.completion``."""
     choices = getattr(completion, "choices", None) or []
     if not choices:
@@ -183,9 +316,16 @@ def reply_from_completion(completion: Any) -> ModelReply:
             (
                 getattr(call, "id", None) or "",
                 getattr(function, "name", None) or "",
-                getattr(function, "arguments", None) or "",
+                arguments_text(getattr(function, "arguments", None)),
             )
         )
-    content = getattr(message, "content", None) or ""
+    content = getattr(message, "content", None)
     reasoning = reasoning_of(message) if message is not None else None
-    return build_reply(content, calls, getattr(choice, "finish_reason", None), usage_of(getattr(completion, "usage", None)), reasoning)
+    return build_reply(
+        content if isinstance(content, str) else "",
+        calls,
+        getattr(choice, "finish_reason", None),
+        usage_of(getattr(completion, "usage", None)),
+        reasoning,
+        seen_ids,
+    )

@@ -48,12 +48,14 @@ class Headers(dict[str, str]):
 
 
 class Reply:
-    """The normalized answer of one script step."""
+    """The normalized answer of one script step (``quirks`` shape how it goes on the wire)."""
 
     def __init__(self, step: dict[str, Any], call_counter: Iterator[int]) -> None:
         self.content: str | None = step.get("content")
         self.reasoning_field = "reasoning" if "reasoning" in step else "reasoning_content"
         self.reasoning: str | None = step.get("reasoning", step.get("reasoning_content"))
+        self.quirks: dict[str, Any] = dict(step.get("quirks") or {})
+        self.stream_error: Any = step.get("stream_error")
         self.tool_calls: list[dict[str, str]] = []
         for call in step.get("tool_calls") or []:
             self.tool_calls.append(
@@ -73,13 +75,46 @@ class Reply:
             "completion_tokens_details": {"reasoning_tokens": int(usage.get("reasoning_tokens", 0))},
         }
 
+    @property
+    def reasoning_fields(self) -> list[str]:
+        """Where reasoning goes: the step's own field, or every field of ``quirks["reasoning_fields"]``."""
+        return list(self.quirks.get("reasoning_fields") or [self.reasoning_field])
+
+    def wire_call(self, index: int, call: dict[str, str], *, whole: bool = True) -> dict[str, Any]:
+        """One tool call as it goes on the wire (a whole call, or the first delta of a split one)."""
+        arguments: Any = call["arguments"] if whole else ""
+        if whole and self.quirks.get("arguments") == "object":
+            try:
+                arguments = json.loads(call["arguments"])
+            except json.JSONDecodeError:
+                pass  # not an object to begin with: stays a raw string
+        wire: dict[str, Any] = {"id": call["id"], "type": "function",
+                                "function": {"name": call["name"], "arguments": arguments}}
+        ids = self.quirks.get("ids")
+        if ids == "empty":
+            wire["id"] = ""
+        elif ids == "omit":
+            del wire["id"]
+        position = self.wire_index(index)
+        if position is not None:
+            wire["index"] = position
+        return wire
+
+    def wire_index(self, index: int) -> int | None:
+        """The ``index`` a streamed call delta carries: its own, 0 for every call, or none."""
+        mode = self.quirks.get("index")
+        if mode == "omit":
+            return None
+        return 0 if mode == "zero" else index
+
     def message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.reasoning is not None:
-            message[self.reasoning_field] = self.reasoning
+            for name in self.reasoning_fields:
+                message[name] = self.reasoning
         if self.tool_calls:
-            message["tool_calls"] = [
-                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                for c in self.tool_calls
-            ]
+            calls = [self.wire_call(i, c) for i, c in enumerate(self.tool_calls)]
+            for call in calls:
+                call.pop("index", None)  # a plain message lists calls in order, without indexes
+            message["tool_calls"] = calls
         return message

@@ -17,7 +17,31 @@ chat request with the next step of a SCRIPT (a list of dicts):
   ``finish_reason`` or ``[DONE]``; for a plain request a truncated JSON body
   whose Content-Length matches the truncated bytes;
 * ``{"delay_s": 0.5, ...}`` waits first; ``{"repeat": True, ...}`` answers every
-  remaining request.
+  remaining request;
+* ``{"stream_error": {...}}`` — a streamed reply that sends its content, then
+  this payload as one ``data:`` event, then closes (no finish_reason, no
+  ``[DONE]``), like servers that fail mid-reply;
+* ``{"quirks": {...}}`` — how the reply goes on the wire, to emulate a
+  provider (every key optional; the default is OpenAI's documented shape):
+
+  - ``"tool_calls"``: ``"split"`` (id, type and name in a first delta, then
+    argument pieces), ``"whole"`` (each call complete in one chunk, as Ollama
+    sends them) or ``"one_chunk"`` (every call complete in a single chunk);
+  - ``"index"``: ``"omit"`` (deltas without ``index``) or ``"zero"`` (every
+    call at index 0, as some proxies do);
+  - ``"ids"``: ``"empty"`` (``"id": ""``) or ``"omit"`` (no ``id``);
+  - ``"arguments"``: ``"object"`` (arguments as a JSON object, not a string);
+  - ``"reasoning_fields"``: every field name the reasoning is sent under
+    (vLLM sent both ``reasoning`` and ``reasoning_content`` for a while);
+  - ``"finish"``: ``"with_last_delta"`` (finish_reason rides on the last
+    content or tool-call chunk) or ``"null_delta"`` (the finish chunk has
+    ``"delta": null``);
+  - ``"usage"``: ``"none"`` (never, even when asked), ``"in_finish_chunk"``
+    or ``"every_chunk"`` (sent whether asked or not); by default a separate
+    chunk when the request asks with ``stream_options.include_usage``;
+  - ``"done"``: ``False`` ends the stream without ``data: [DONE]``;
+  - ``"keepalive"``: N — N SSE comments ``: keep-alive`` before the first
+    chunk, or N empty lines before a plain JSON body (DeepSeek under load).
 
 An exhausted script answers HTTP 500 "script exhausted". Every request is
 recorded in :attr:`ScriptedServer.requests`.
@@ -233,7 +257,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
         self._send_json(status, body, step.get("headers"))
 
     def _completion(self, reply: Reply, model: str) -> dict[str, Any]:
-        return {
+        completion: dict[str, Any] = {
             "id": "chatcmpl-scripted",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -241,9 +265,21 @@ class _ChatHandler(BaseHTTPRequestHandler):
             "choices": [{"index": 0, "message": reply.message(), "finish_reason": reply.finish_reason, "logprobs": None}],
             "usage": reply.usage,
         }
+        if reply.quirks.get("usage") == "none":
+            del completion["usage"]
+        return completion
 
     def _play_plain(self, reply: Reply, model: str) -> None:
-        self._send_json(200, self._completion(reply, model))
+        keepalive = int(reply.quirks.get("keepalive") or 0)
+        if not keepalive:
+            self._send_json(200, self._completion(reply, model))
+            return
+        data = b"\n" * keepalive + json.dumps(self._completion(reply, model)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _start_sse(self) -> None:
         self.send_response(200)
@@ -256,14 +292,19 @@ class _ChatHandler(BaseHTTPRequestHandler):
         self.wfile.write(f"data: {data}\n\n".encode())
         self.wfile.flush()
 
-    def _chunk(self, model: str, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        return {
+    def _chunk(
+        self, model: str, delta: dict[str, Any], finish_reason: str | None = None, usage: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        chunk: dict[str, Any] = {
             "id": "chatcmpl-scripted",
             "object": "chat.completion.chunk",
             "created": int(time.time()),
             "model": model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
         }
+        if usage is not None:
+            chunk["usage"] = usage
+        return chunk
 
     def _tool_call_deltas(self, index: int, call: dict[str, str]) -> list[dict[str, Any]]:
         # Like real providers: id, type and name only in the first delta, then argument pieces.
@@ -272,20 +313,62 @@ class _ChatHandler(BaseHTTPRequestHandler):
         return [first, *rest]
 
     def _play_stream(self, reply: Reply, model: str, include_usage: bool) -> None:
+        quirks = reply.quirks
+        usage_mode = quirks.get("usage")
+        every_chunk_usage = reply.usage if usage_mode == "every_chunk" else None
         self._start_sse()
-        self._sse(self._chunk(model, {"role": "assistant", "content": ""}))
+        for _ in range(int(quirks.get("keepalive") or 0)):
+            self.wfile.write(b": keep-alive\n\n")
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
         for piece in split_text(reply.reasoning or ""):
-            self._sse(self._chunk(model, {reply.reasoning_field: piece}))
-        for piece in split_text(reply.content or ""):
-            self._sse(self._chunk(model, {"content": piece}))
-        for index, call in enumerate(reply.tool_calls):
-            for delta in self._tool_call_deltas(index, call):
-                self._sse(self._chunk(model, {"tool_calls": [delta]}))
-        self._sse(self._chunk(model, {}, reply.finish_reason))
-        if include_usage:
+            deltas.append({name: piece for name in reply.reasoning_fields})
+        deltas.extend({"content": piece} for piece in split_text(reply.content or ""))
+        if reply.stream_error is not None:
+            for delta in deltas:
+                self._sse(self._chunk(model, delta, usage=every_chunk_usage))
+            self._sse(reply.stream_error)
+            return  # HTTP/1.0: returning closes the connection
+        deltas.extend(self._tool_call_wire_deltas(reply))
+        with_last = quirks.get("finish") == "with_last_delta" and len(deltas) > 1
+        for position, delta in enumerate(deltas):
+            last = position == len(deltas) - 1
+            finish = reply.finish_reason if with_last and last else None
+            usage = every_chunk_usage
+            if finish and usage_mode == "in_finish_chunk":
+                usage = reply.usage
+            self._sse(self._chunk(model, delta, finish, usage=usage))
+        if not with_last:
+            final = self._chunk(model, {}, reply.finish_reason,
+                                usage=reply.usage if usage_mode in ("in_finish_chunk", "every_chunk") else None)
+            if quirks.get("finish") == "null_delta":
+                final["choices"][0]["delta"] = None
+            self._sse(final)
+        if include_usage and usage_mode is None:
             self._sse({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()),
                        "model": model, "choices": [], "usage": reply.usage})
-        self._sse("[DONE]")
+        if quirks.get("done", True):
+            self._sse("[DONE]")
+
+    def _tool_call_wire_deltas(self, reply: Reply) -> list[dict[str, Any]]:
+        """The deltas carrying the reply's tool calls, in the shape ``quirks["tool_calls"]`` asks for."""
+        style = reply.quirks.get("tool_calls", "split")
+        if style == "one_chunk":
+            if not reply.tool_calls:
+                return []
+            return [{"tool_calls": [reply.wire_call(i, call) for i, call in enumerate(reply.tool_calls)]}]
+        deltas: list[dict[str, Any]] = []
+        for index, call in enumerate(reply.tool_calls):
+            if style == "whole":
+                deltas.append({"tool_calls": [reply.wire_call(index, call)]})
+                continue
+            deltas.append({"tool_calls": [reply.wire_call(index, call, whole=False)]})
+            for piece in split_text(call["arguments"]):
+                rest: dict[str, Any] = {"function": {"arguments": piece}}
+                position = reply.wire_index(index)
+                if position is not None:
+                    rest["index"] = position
+                deltas.append({"tool_calls": [rest]})
+        return deltas
 
     def _play_cut(self, step: dict[str, Any], wants_stream: bool) -> None:
         call = {"id": "call_cut", "name": step.get("name", "write_file"),
