@@ -36,7 +36,7 @@ from k1412_ls.lsp.commands import (
 from k1412_ls.lsp.protocol import K1412Protocol, current_command
 from k1412_ls.lsp.runs import RunService, RunSpec, log_to_client, show
 from k1412_ls.lsp.settings import parse_settings
-from k1412_ls.lsp.transport import StdioReader, StreamReaderAdapter, serve_frames
+from k1412_ls.lsp.transport import StdioSource, StreamSource, serve_frames
 from k1412_ls.lsp.watcher import WorkspaceWatcher
 
 log = logging.getLogger(c.LOGGER_NAME)
@@ -69,10 +69,10 @@ class K1412LanguageServer(LanguageServer):
     def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
         """Serve over stdio with size-capped framing."""
         self._stop_event = threading.Event()
-        reader = StdioReader(stdin or sys.stdin.buffer)
+        source = StdioSource(stdin or sys.stdin.buffer)
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
-            asyncio.run(serve_frames(reader, self.protocol, self._stop_event, max_frame=c.MAX_FRAME_BYTES,
+            asyncio.run(serve_frames(source, self.protocol, self._stop_event, max_frame=c.MAX_FRAME_BYTES,
                                      on_oversize=self._oversize))
         except BrokenPipeError:
             log.error("the client connection is gone; shutting down")
@@ -87,7 +87,7 @@ class K1412LanguageServer(LanguageServer):
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             self.protocol.set_writer(writer)  # type: ignore[arg-type]
-            await serve_frames(StreamReaderAdapter(reader), self.protocol, stop, max_frame=c.MAX_FRAME_BYTES,
+            await serve_frames(StreamSource(reader), self.protocol, stop, max_frame=c.MAX_FRAME_BYTES,
                                on_oversize=self._oversize)
             stop.set()
             if self._server is not None:
