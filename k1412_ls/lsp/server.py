@@ -192,7 +192,10 @@ async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
     if real is None or not (real == str(root) or real.startswith(str(root) + os.sep)) or not os.path.isfile(real):
         raise JsonRpcInvalidParams("The selection must be in a file inside the workspace; select text in a "
                                    "workspace file and try again.")
-    source = ls.workspace.get_text_document(args.uri).source
+    try:
+        source = ls.workspace.get_text_document(args.uri).source
+    except (OSError, UnicodeDecodeError):
+        raise JsonRpcInvalidParams("The selected file is not readable UTF-8 text; delegate a text file.") from None
     text, first, last = selection_text(source, args.range, str(ls.workspace.position_encoding or "utf-16"))
     if not text.strip():
         raise JsonRpcInvalidParams("The selection is empty; select the code to delegate and try again.")
