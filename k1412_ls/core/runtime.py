@@ -31,6 +31,7 @@ from k1412_ls.core.scheduler import Scheduler
 from k1412_ls.core.tool_selection import select_registry
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.locks import user_write_lock
+from k1412_ls.tools.proc import hide_from_commands
 from k1412_ls.tools.processes import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.workspace import Workspace
@@ -72,6 +73,11 @@ class Runtime:
     context_policy: ContextPolicy = field(default_factory=ContextPolicy)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(32, "k1412-tool"))
     _active: dict[str, _ActiveRun] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Commands the model runs must not read other users' event logs and memories, nor forge
+        # this run's log: the state directory is hidden inside their sandbox.
+        hide_from_commands(self.state_dir)
 
     def resolve_model(self, model_id: str | None) -> tuple[ModelSpec, ChatModel]:
         """Find the model and build its client; ConfigError names what is wrong."""

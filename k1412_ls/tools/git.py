@@ -11,18 +11,23 @@ attributes file names.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from k1412_ls.tools.documents import file_kind, read_fd
 from k1412_ls.tools.environment import scrubbed_env
 from k1412_ls.tools.proc import Completed, run_to_end
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
 
 GIT_TIMEOUT_S = 60.0
+# Larger attributes files are refused: the filters they name could not all be neutralised.
+MAX_ATTRIBUTES_BYTES = 1024 * 1024
 
 # Keys whose values git would execute (or that let it reach the network) during status/diff.
 NEUTRALIZED_CONFIG: tuple[tuple[str, str], ...] = (
@@ -138,11 +143,35 @@ class SafeGit:
         if info_attributes is not None:
             attributes.append(info_attributes)
         for path in attributes:
-            try:
-                names.update(_ATTR_FILTER.findall(path.read_text("utf-8", "replace")))
-            except OSError:
-                continue
+            names.update(_ATTR_FILTER.findall(self._attributes_text(path)))
         return names
+
+    def _attributes_text(self, path: Path) -> str:
+        """An attributes file's text, read without ever blocking or reading without end.
+
+        A hostile repository can make ``.gitattributes`` a FIFO (a plain read
+        blocks forever, and so would git) or ``.git/info/attributes`` a
+        symlink to ``/dev/zero`` (a plain read exhausts memory). Only regular
+        files are read, opened non-blocking and capped; anything else is
+        refused before git runs.
+        """
+        shown = self.ctx.workspace.relative(path) if path.is_relative_to(self.root) else path.name
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return ""  # missing or unreadable: git cannot use it either
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ToolError(f"{shown} is a {file_kind(info.st_mode)}, not a regular file, and git would hang "
+                                "or read it forever; remove it with run_command before using the git tools.")
+            data = read_fd(fd, MAX_ATTRIBUTES_BYTES + 1)
+        finally:
+            os.close(fd)
+        if len(data) > MAX_ATTRIBUTES_BYTES:
+            raise ToolError(f"{shown} is larger than {MAX_ATTRIBUTES_BYTES // 1024} KB, too large to neutralise "
+                            "its filters safely; inspect files with read_file instead of git.")
+        return data.decode("utf-8", "replace")
 
 
 def _quoted_path(text: str) -> str | None:

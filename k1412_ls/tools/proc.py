@@ -48,6 +48,35 @@ BWRAP_FLAGS = (
 )
 SANDBOXED = "bwrap-pid-namespace"
 
+# Directories no sandboxed child may see or change: K1412's state directory holds every user's
+# event logs and memories (SQLite), and a command could read them or forge this run's log.
+# Registered by the runtime; each is covered by an empty tmpfs inside the sandbox.
+_HIDDEN_DIRS: set[str] = set()
+_HIDDEN_LOCK = threading.Lock()
+
+
+def hide_from_commands(*paths: Path | str) -> None:
+    """Hide ``paths`` (directories) from every sandboxed child started from now on."""
+    with _HIDDEN_LOCK:
+        _HIDDEN_DIRS.update(os.path.realpath(p) for p in paths)
+
+
+def _mask_flags(cwd: Path) -> list[str]:
+    """bwrap flags that cover each hidden directory with an empty tmpfs.
+
+    A directory that does not exist is skipped (bwrap would create it on the
+    host), and so is one that contains the working directory (hiding it would
+    hide the workspace itself).
+    """
+    with _HIDDEN_LOCK:
+        hidden = sorted(_HIDDEN_DIRS)
+    real_cwd = Path(os.path.realpath(cwd))
+    flags: list[str] = []
+    for directory in hidden:
+        if os.path.isdir(directory) and not real_cwd.is_relative_to(directory):
+            flags += ["--tmpfs", directory]
+    return flags
+
 
 @dataclass(frozen=True)
 class Sandbox:
@@ -256,7 +285,7 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandboxed: 
     box = sandbox() if sandboxed else Sandbox(None, "unsandboxed (not requested)")
     full = list(argv)
     if box.bwrap is not None:
-        full = [box.bwrap, *BWRAP_FLAGS, "--chdir", str(cwd), "--", *full]
+        full = [box.bwrap, *BWRAP_FLAGS, *_mask_flags(cwd), "--chdir", str(cwd), "--", *full]
     full, preexec = _limited(full)
     try:
         popen = subprocess.Popen(

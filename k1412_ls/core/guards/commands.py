@@ -341,6 +341,37 @@ def command_text_key(command: str) -> str:
     return " ".join(t if set(t) <= _OPERATOR_CHARS else shlex.quote(t) for t in tokens)
 
 
+# After a command these operators throw its exit status away: `;`, a newline and `&` run the
+# next command whatever happened, `||` turns a failure into the next command's success.
+_DISCARDING_OPERATORS = frozenset({";", "||", "&", "\n"})
+
+
+def status_discarded_parts(command: str) -> list[str]:
+    """The parts of a command line whose exit status cannot reach the line's exit code.
+
+    In ``pytest || true``, ``pytest; exit 0``, ``pytest; echo done`` and
+    ``pytest &`` the ``pytest`` part is discarded: the line reports success
+    whatever pytest did. The last part decides the exit code (``pytest;``
+    keeps it); ``&&`` and ``|`` (commands run with ``pipefail``) keep the
+    status. A line that cannot be parsed yields nothing (never block what is
+    not understood).
+    """
+    tokens = tokenize_command(command)
+    if tokens is None:
+        return []
+    parts: list[tuple[str, str]] = []  # (part, the operator that ended it)
+    current: list[str] = []
+    for token in [*tokens, ";"]:
+        if token in _DISCARDING_OPERATORS:
+            if current:
+                parts.append((" ".join(current), token))
+            current = []
+        else:
+            current.append(token)
+    last = len(parts) - 1
+    return [part for index, (part, op) in enumerate(parts) if not (index == last and op in (";", "\n"))]
+
+
 def cwd_key(cwd: Any) -> str:
     """A ``cwd`` argument's identity: absent, empty and ``.`` are the workspace root."""
     if not isinstance(cwd, str) or not cwd.strip():

@@ -37,7 +37,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from k1412_ls.core.guards.commands import check_command, command_text_key, cwd_key, is_inspection
+from k1412_ls.core.evidence.commands import command_shape, same_work
+from k1412_ls.core.guards.commands import (
+    check_command,
+    command_text_key,
+    cwd_key,
+    is_inspection,
+    status_discarded_parts,
+)
 from k1412_ls.core.guards.normalize import normalize_path
 from k1412_ls.core.guards.writes import WRITE_TOOLS, body_sha, one_line, patch_paths, write_key, write_refusal
 from k1412_ls.tools.facts import write_entry, write_facts
@@ -189,6 +196,18 @@ class GuardState:
 
     def _repeat_command(self, arguments: dict[str, Any]) -> ToolResult | None:
         key = (command_text_key(arguments["command"]), cwd_key(arguments.get("cwd")))
+        # `pytest || true` (or `pytest; exit 0`) after `pytest` failed would succeed whatever pytest
+        # did, and a later success of the same work resolves a failure for the evidence gate: the
+        # failure would be hidden. Refuse lines that discard the status of failed work.
+        discarded = [command_shape(part) for part in status_discarded_parts(arguments["command"])]
+        for (failed_text, failed_cwd), earlier in self._failed_commands.items():
+            failed_shape = command_shape(failed_text)
+            if failed_cwd == key[1] and failed_shape.is_run and any(same_work(failed_shape, d) for d in discarded):
+                return _guard_refusal(
+                    "masked_failure",
+                    f"This command discards the exit status of work that failed ({earlier.summary}); run it "
+                    "without `|| true`, `; exit 0`, `; echo …` or `&`, and fix what fails.",
+                )
         failed = self._failed_commands.get(key)
         if failed is None:
             return None
