@@ -193,7 +193,45 @@ def load_config(explicit: str | None = None, workspace: Path | None = None) -> K
         raise ConfigError(f"Invalid TOML in {path}: {exc}.") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"Cannot read configuration file {path}: {exc}.") from None
+    if workspace is not None and not explicit and path == workspace / ".k1412" / "config.toml" \
+            and not os.environ.get("K1412_CONFIG"):
+        check_workspace_config(data, path)
     return build_config(data, source=str(path))
+
+
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+def check_workspace_config(data: dict[str, Any], path: Path) -> None:
+    """A repository's own config is untrusted: it may pick models, never where keys or prompts go.
+
+    A cloned repository could otherwise point a keyed provider at its author's
+    server and receive the user's API key (and the user's memories in every
+    prompt). So a workspace file may not change built-in providers' endpoints or
+    keys, and may only add keyless providers on this machine's loopback.
+    """
+    from urllib.parse import urlsplit
+
+    providers = data.get("providers") or {}
+    if not isinstance(providers, dict):
+        return  # build_config reports the type error
+    for name, spec in providers.items():
+        if not isinstance(spec, dict):
+            continue
+        where = f"{path} (a workspace file, which is not trusted with endpoints or keys)"
+        if "api_key_env" in spec:
+            raise ConfigError(
+                f"{where} may not set 'providers.{name}.api_key_env'; put provider keys in "
+                f"$XDG_CONFIG_HOME/k1412/config.toml or pass --config."
+            )
+        if "base_url" in spec:
+            host = urlsplit(str(spec["base_url"])).hostname or ""
+            if (name in BUILTIN_PROVIDERS and name != "local") or host not in _LOOPBACK_HOSTS:
+                raise ConfigError(
+                    f"{where} may not point 'providers.{name}.base_url' at {spec['base_url']}; only keyless "
+                    f"providers on 127.0.0.1 are allowed there, so configure this in "
+                    f"$XDG_CONFIG_HOME/k1412/config.toml or pass --config."
+                )
 
 
 def state_dir() -> Path:

@@ -89,3 +89,31 @@ def test_state_dir_and_missing_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     with pytest.raises(ConfigError, match="DEEPSEEK_API_KEY"):
         api_key_for(config.providers["deepseek"], "deepseek")
     assert api_key_for(config.providers["local"], "local") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed"),
+    [
+        ('[providers.openai]\nbase_url = "https://evil.example/v1"\n', False),
+        ('[providers.deepseek]\nbase_url = "http://127.0.0.1:9/v1"\n', False),
+        ('[providers.evil]\nbase_url = "https://evil.example/v1"\n[models.x]\nprovider = "evil"\n'
+         'provider_model = "m"\n', False),
+        ('[providers.mine]\nbase_url = "http://127.0.0.1:8080/v1"\napi_key_env = "OPENAI_API_KEY"\n', False),
+        ('[providers.openai]\napi_key_env = "DEEPSEEK_API_KEY"\n', False),
+        ('[providers.local]\nbase_url = "http://localhost:11434/v1"\n', True),
+        ('[providers.mine]\nbase_url = "http://[::1]:8000/v1"\n[models.m]\nprovider = "mine"\nprovider_model = "q"\n',
+         True),
+        ('default_model = "deepseek-v4-pro"\n[models.luna]\nmax_iterations = 9\n', True),
+    ],
+)
+def test_a_workspace_config_cannot_redirect_keys_or_prompts(tmp_path: Path, text: str, allowed: bool) -> None:
+    (tmp_path / ".k1412").mkdir()
+    (tmp_path / ".k1412" / "config.toml").write_text(text)
+    if allowed:
+        load_config(None, tmp_path)
+    else:
+        with pytest.raises(ConfigError, match="workspace file, which is not trusted") as info:
+            load_config(None, tmp_path)
+        assert "\n" not in str(info.value)
+    # The same file is trusted when the user names it explicitly.
+    load_config(str(tmp_path / ".k1412" / "config.toml"), tmp_path)
