@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
@@ -27,10 +26,10 @@ from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.editor_store import EditOptions, EditorDocumentStore
 from k1412_ls.lsp.protocol import CommandCall
 from k1412_ls.lsp.reporting import RunReporter, progress_title
-from k1412_ls.lsp.settings import Settings
 
 if TYPE_CHECKING:
     from k1412_ls.core.runtime import RunRequest, Runtime
+    from k1412_ls.lsp.settings import Settings
 
 log = logging.getLogger(c.LOGGER_NAME)
 
@@ -52,11 +51,14 @@ class RunService:
 
     def __init__(self, server: LanguageServer) -> None:
         self.server = server
-        self.settings = Settings()
         self._config: K1412Config | None = None
         self._runtime: Runtime | None = None
         self._runtime_lock = asyncio.Lock()
         self.closed: dict[str, threading.Event] = {}
+
+    @property
+    def settings(self) -> Settings:
+        return self.server.settings  # type: ignore[attr-defined,no-any-return]
 
     # -- workspace and configuration ---------------------------------------------------------
     def workspace_root(self) -> Path:
@@ -196,14 +198,3 @@ def _build_runtime(config: K1412Config) -> Runtime:
 
     home = state_dir()
     return Runtime(config, build_chat_model, home, default_registry(), StateStore(home / "k1412.sqlite3"))
-
-
-def show(server: LanguageServer, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
-    """``window/showMessage`` (loop thread)."""
-    server.window_show_message(types.ShowMessageParams(type=kind, message=message))
-
-
-def log_to_client(server: LanguageServer, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
-    """``window/logMessage`` (loop thread) and the stderr log."""
-    log.info("%s", message)
-    server.window_log_message(types.LogMessageParams(type=kind, message=message))

@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -24,20 +24,14 @@ from pygls.uris import to_fs_path
 
 from k1412_ls import __version__
 from k1412_ls.lsp import constants as c
-from k1412_ls.lsp.commands import (
-    CancelRunArgs,
-    DelegateArgs,
-    ListModelsArgs,
-    RunTaskArgs,
-    delegate_task,
-    parse_args,
-    selection_text,
-)
+from k1412_ls.lsp.messages import log_to_client, show
 from k1412_ls.lsp.protocol import K1412Protocol, current_command
-from k1412_ls.lsp.runs import RunService, RunSpec, log_to_client, show
-from k1412_ls.lsp.settings import parse_settings
+from k1412_ls.lsp.settings import Settings, parse_settings
 from k1412_ls.lsp.transport import StdioSource, StreamSource, serve_frames
 from k1412_ls.lsp.watcher import WorkspaceWatcher
+
+if TYPE_CHECKING:
+    from k1412_ls.lsp.runs import RunService
 
 log = logging.getLogger(c.LOGGER_NAME)
 
@@ -49,8 +43,18 @@ class K1412LanguageServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__(c.SERVER_NAME, __version__, protocol_cls=K1412Protocol)
-        self.runs = RunService(self)
+        self.settings = Settings()
+        self._runs: RunService | None = None
         self.watcher = WorkspaceWatcher(self._config_changed)
+
+    @property
+    def runs(self) -> RunService:
+        """The run service; configuration, runtime and pydantic load on first use, not at start-up."""
+        if self._runs is None:
+            from k1412_ls.lsp.runs import RunService
+
+            self._runs = RunService(self)
+        return self._runs
 
     def _config_changed(self) -> None:
         log_to_client(self, self.runs.reload_config())
@@ -110,8 +114,7 @@ class K1412LanguageServer(LanguageServer):
 
 # -- lifecycle ---------------------------------------------------------------------------------
 def on_initialize(ls: K1412LanguageServer, params: types.InitializeParams) -> None:
-    settings, problems = parse_settings(params.initialization_options)
-    ls.runs.settings = settings
+    ls.settings, problems = parse_settings(params.initialization_options)
     for problem in problems:
         show(ls, problem)
 
@@ -143,11 +146,11 @@ async def _pull_settings(ls: K1412LanguageServer) -> None:
 
 
 def _apply_settings(ls: K1412LanguageServer, raw: Any) -> None:
-    before = ls.runs.settings
-    ls.runs.settings, problems = parse_settings(raw, before)
+    before = ls.settings
+    ls.settings, problems = parse_settings(raw, before)
     for problem in problems:
         show(ls, problem)
-    if ls.runs.settings.config_path != before.config_path:
+    if ls.settings.config_path != before.config_path:
         log_to_client(ls, ls.runs.reload_config())
         _restart_watcher(ls)
 
@@ -163,7 +166,8 @@ def _restart_watcher(ls: K1412LanguageServer) -> None:
 
 def on_shutdown(ls: K1412LanguageServer, params: Any) -> None:
     ls.watcher.stop()
-    ls.runs.shutdown()
+    if ls._runs is not None:
+        ls._runs.shutdown()
 
 
 # -- code actions ------------------------------------------------------------------------------
@@ -178,13 +182,20 @@ def code_actions(ls: K1412LanguageServer, params: types.CodeActionParams) -> lis
 
 
 # -- commands ----------------------------------------------------------------------------------
+# Command modules (pydantic models, the run service) are imported on first use to keep start-up lean.
 async def run_task(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
+    from k1412_ls.lsp.commands import RunTaskArgs, parse_args
+    from k1412_ls.lsp.runs import RunSpec
+
     args = parse_args(c.CMD_RUN_TASK, arguments, RunTaskArgs)
     spec = RunSpec(task=args.task, model=args.model, conversation=args.conversation)
     return await ls.runs.run(spec, current_command.get())
 
 
 async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
+    from k1412_ls.lsp.commands import DelegateArgs, delegate_task, parse_args, selection_text
+    from k1412_ls.lsp.runs import RunSpec
+
     args = parse_args(c.CMD_DELEGATE, arguments, DelegateArgs)
     root = ls.runs.workspace_root()
     fs_path = to_fs_path(args.uri)
@@ -206,6 +217,8 @@ async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
 
 
 def cancel_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
+    from k1412_ls.lsp.commands import CancelRunArgs, parse_args
+
     args = parse_args(c.CMD_CANCEL_RUN, arguments, CancelRunArgs)
     return {"run_id": args.run_id, "cancelled": ls.runs.cancel(args.run_id)}
 
@@ -213,6 +226,7 @@ def cancel_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
 def list_models(ls: K1412LanguageServer, *arguments: Any) -> list[dict[str, Any]]:
     from k1412_ls.cli import models_payload
     from k1412_ls.config import ConfigError
+    from k1412_ls.lsp.commands import ListModelsArgs, parse_args
 
     parse_args(c.CMD_LIST_MODELS, arguments, ListModelsArgs, optional=True)
     try:
