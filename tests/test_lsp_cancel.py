@@ -74,6 +74,9 @@ async def test_cancelling_a_run_answers_quickly_and_kills_its_processes(tmp_path
         assert processes_with_arg(marker) == []
         (cancelled,) = session.events_of("run.cancelled")
         assert cancelled.run_id == run_id
+        # The end notification may trail the cancelled reply (they travel separately).
+        await wait_until(lambda: isinstance(session.client.progress_reports[f"tok-{msg_id}"][-1],
+                                            types.WorkDoneProgressEnd), timeout=5)
         end = session.client.progress_reports[f"tok-{msg_id}"][-1]
         assert isinstance(end, types.WorkDoneProgressEnd) and end.message.startswith("cancelled")
         # The server is still responsive afterwards.
