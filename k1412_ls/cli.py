@@ -9,13 +9,18 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from k1412_ls import __version__
-from k1412_ls.config import ConfigError, K1412Config, load_config, state_dir
-from k1412_ls.core.events import Event
-from k1412_ls.core.outcomes import RunResult
-from k1412_ls.core.render import describe_event, describe_verification
+from k1412_ls.locations import ConfigError, state_dir
+
+if TYPE_CHECKING:
+    from k1412_ls.config import K1412Config
+    from k1412_ls.core.events import Event
+    from k1412_ls.core.outcomes import RunResult
+
+# Heavy modules (pydantic models, the runtime, the SDK) are imported inside the commands
+# that need them, so `k1412 lsp` starts as lean as the server itself.
 
 EXIT_USAGE = 2
 
@@ -82,6 +87,7 @@ def _workspace(value: str) -> Path:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from k1412_ls.catalog import default_registry
+    from k1412_ls.config import load_config
     from k1412_ls.core.runtime import RunRequest, Runtime
     from k1412_ls.models import build_chat_model
     from k1412_ls.state.store import StateStore
@@ -136,6 +142,8 @@ class TerminalSink:
         self.stream = stream
 
     def __call__(self, event: Event) -> None:
+        from k1412_ls.core.render import describe_event
+
         line = describe_event(event)
         if line:
             self.stream.write(line + "\n")
@@ -143,6 +151,8 @@ class TerminalSink:
 
 
 def _print_verdict(result: RunResult, out: TextIO) -> None:
+    from k1412_ls.core.render import describe_verification
+
     if result.message:
         out.write(result.message.rstrip() + "\n\n")
     out.write(f"status: {result.status}\n")
@@ -153,6 +163,8 @@ def _print_verdict(result: RunResult, out: TextIO) -> None:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
+    from k1412_ls.config import load_config
+
     config = load_config(args.config, _workspace(args.workspace))
     rows = models_payload(config)
     if args.json:
@@ -177,6 +189,7 @@ def models_payload(config: K1412Config) -> list[dict[str, Any]]:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
+    from k1412_ls.core.render import describe_event, describe_verification
     from k1412_ls.core.replay_view import load_run_log, replay_report
 
     path = load_run_log(args.run, state_dir())

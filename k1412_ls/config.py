@@ -14,9 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-
-class ConfigError(Exception):
-    """A configuration problem, stated as one sentence for the user."""
+from k1412_ls.locations import ConfigError, find_config_file, state_dir
 
 
 class ProviderSpec(BaseModel):
@@ -161,27 +159,6 @@ def build_config(data: dict[str, Any], source: str = "built-in defaults") -> K14
     return config
 
 
-def find_config_file(explicit: str | None, workspace: Path | None) -> Path | None:
-    """Return the first configuration file of the SPEC §5 search order, if any."""
-    if explicit:
-        path = Path(explicit).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"Configuration file {path} does not exist.")
-        return path
-    env_path = os.environ.get("K1412_CONFIG")
-    if env_path:
-        path = Path(env_path).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"Configuration file {path} (from $K1412_CONFIG) does not exist.")
-        return path
-    candidates: list[Path] = []
-    if workspace is not None:
-        candidates.append(workspace / ".k1412" / "config.toml")
-    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    candidates.append(Path(xdg) / "k1412" / "config.toml")
-    return next((path for path in candidates if path.is_file()), None)
-
-
 def load_config(explicit: str | None = None, workspace: Path | None = None) -> K1412Config:
     """Load the configuration, raising ConfigError with one sentence on any problem."""
     path = find_config_file(explicit, workspace)
@@ -234,15 +211,6 @@ def check_workspace_config(data: dict[str, Any], path: Path) -> None:
                 )
 
 
-def state_dir() -> Path:
-    """The state directory: ``$K1412_HOME``, else ``$XDG_DATA_HOME/k1412``."""
-    home = os.environ.get("K1412_HOME")
-    if home:
-        return Path(home).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(xdg) / "k1412"
-
-
 def api_key_for(provider: ProviderSpec, provider_name: str) -> str | None:
     """Read the provider's key from its environment variable; None when it sends no key."""
     if not provider.api_key_env:
@@ -254,3 +222,7 @@ def api_key_for(provider: ProviderSpec, provider_name: str) -> str | None:
         )
     return key
 
+
+
+__all__ = ["ConfigError", "K1412Config", "ModelSpec", "ProviderSpec", "api_key_for", "build_config",
+           "find_config_file", "load_config", "state_dir"]

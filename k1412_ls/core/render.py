@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from k1412_ls.core.events import Event
+if TYPE_CHECKING:
+    from k1412_ls.core.events import Event
 
 _STATUS_MARK = {"completed": "✓ completed", "unverified": "⚠ unverified", "failed": "✗ failed",
                 "cancelled": "■ cancelled"}

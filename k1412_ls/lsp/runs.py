@@ -20,15 +20,15 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 
-from k1412_ls.config import ConfigError, K1412Config, find_config_file, load_config, state_dir
-from k1412_ls.core.render import describe_verification
+from k1412_ls.locations import ConfigError, find_config_file, state_dir
 from k1412_ls.lsp import constants as c
-from k1412_ls.lsp.editor_store import EditOptions, EditorDocumentStore
 from k1412_ls.lsp.protocol import CommandCall
-from k1412_ls.lsp.reporting import RunReporter, progress_title
 
 if TYPE_CHECKING:
+    from k1412_ls.config import K1412Config
     from k1412_ls.core.runtime import RunRequest, Runtime
+    from k1412_ls.lsp.editor_store import EditorDocumentStore
+    from k1412_ls.lsp.reporting import RunReporter
     from k1412_ls.lsp.settings import Settings
 
 log = logging.getLogger(c.LOGGER_NAME)
@@ -89,6 +89,8 @@ class RunService:
     def config(self) -> K1412Config:
         """The loaded configuration; ConfigError with one sentence when it is invalid."""
         if self._config is None:
+            from k1412_ls.config import load_config
+
             self._config = load_config(self.settings.config_path, self._root_or_none())
             log.info("configuration loaded from %s", self._config.source)
         return self._config
@@ -96,6 +98,8 @@ class RunService:
     def reload_config(self) -> str:
         """Reload the configuration; keep the previous one on error. Returns a log line."""
         try:
+            from k1412_ls.config import load_config
+
             config = load_config(self.settings.config_path, self._root_or_none())
         except ConfigError as exc:
             return f"K1412 kept its previous configuration: {exc}"
@@ -127,7 +131,10 @@ class RunService:
     # -- one run ----------------------------------------------------------------------------
     async def run(self, spec: RunSpec, call: CommandCall | None) -> dict[str, Any]:
         """Run ``spec`` to its end with progress, events and editor edits; return the result object."""
+        from k1412_ls.core.render import describe_verification
         from k1412_ls.core.runtime import RunRequest
+        from k1412_ls.lsp.editor_store import EditOptions, EditorDocumentStore
+        from k1412_ls.lsp.reporting import RunReporter, progress_title
 
         root = self.workspace_root()
         try:

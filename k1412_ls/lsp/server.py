@@ -225,7 +225,7 @@ def cancel_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
 
 def list_models(ls: K1412LanguageServer, *arguments: Any) -> list[dict[str, Any]]:
     from k1412_ls.cli import models_payload
-    from k1412_ls.config import ConfigError
+    from k1412_ls.locations import ConfigError
     from k1412_ls.lsp.commands import ListModelsArgs, parse_args
 
     parse_args(c.CMD_LIST_MODELS, arguments, ListModelsArgs, optional=True)
