@@ -15,6 +15,7 @@ measurement matches an output number exactly when it was copied verbatim.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # A number as people write it in reports: 12, -3.5, 1,234.5, 1.2e-3, 45%.
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -38,16 +39,22 @@ def _normalize(token: str) -> str:
     return token.lstrip("+-").replace(",", "")
 
 
-def extract_numbers(text: str, limit: int = MAX_NUMBERS) -> list[str]:
-    """Distinct numeric tokens in order of first appearance, commas removed, sign dropped."""
+def _distinct_tokens(text: str, limit: int, keep: Callable[[str, int, int], bool] | None = None) -> list[str]:
     seen: dict[str, None] = {}
     for match in _NUMBER.finditer(text):
+        if keep is not None and not keep(text, match.start(), match.end()):
+            continue
         token = _normalize(match.group(0))
         if token not in seen:
             seen[token] = None
             if len(seen) >= limit:
                 break
     return list(seen)
+
+
+def extract_numbers(text: str, limit: int = MAX_NUMBERS) -> list[str]:
+    """Distinct numeric tokens in order of first appearance, commas removed, sign dropped."""
+    return _distinct_tokens(text, limit)
 
 
 def is_measurement(text: str, start: int, end: int) -> bool:
@@ -77,13 +84,4 @@ def is_measurement(text: str, start: int, end: int) -> bool:
 
 def extract_measurements(text: str, limit: int = MAX_NUMBERS) -> list[str]:
     """Distinct measurement tokens (see :func:`is_measurement`), normalized like :func:`extract_numbers`."""
-    seen: dict[str, None] = {}
-    for match in _NUMBER.finditer(text):
-        if not is_measurement(text, match.start(), match.end()):
-            continue
-        token = _normalize(match.group(0))
-        if token not in seen:
-            seen[token] = None
-            if len(seen) >= limit:
-                break
-    return list(seen)
+    return _distinct_tokens(text, limit, is_measurement)
