@@ -258,6 +258,9 @@ def _parse_tcp(value: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
 def serve(tcp: str | None = None) -> int:
     """Run the language server on stdio (or TCP ``HOST:PORT``) until the client exits."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="k1412-ls %(levelname)s %(message)s")
@@ -270,6 +273,11 @@ def serve(tcp: str | None = None) -> int:
     address = _parse_tcp(tcp)
     if address is None:
         print(f"k1412: --tcp expects HOST:PORT (e.g. 127.0.0.1:2087), got {tcp!r}.", file=sys.stderr)
+        return 2
+    if address[0] not in LOOPBACK_HOSTS:
+        # Anyone who can connect can run tasks with the user's keys: the protocol has no authentication.
+        print(f"k1412: --tcp only listens on this machine (127.0.0.1, ::1 or localhost), not {address[0]!r}: "
+              f"the language server protocol has no authentication.", file=sys.stderr)
         return 2
     server.start_tcp(*address)
     return 0
