@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 # that need them, so `k1412 lsp` starts as lean as the server itself.
 
 EXIT_USAGE = 2
+EXIT_FAILED = 4
 
 
 class CliError(Exception):
@@ -71,6 +72,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, ConfigError) as exc:
         print(f"k1412: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as exc:
+        return _unexpected(exc)
+
+
+def _unexpected(exc: Exception) -> int:
+    """One redacted line instead of a traceback (K1412_DEBUG=1 shows the traceback)."""
+    import os
+
+    from k1412_ls.core.redact import Redactor
+
+    if os.environ.get("K1412_DEBUG"):
+        raise exc
+    from k1412_ls.state.store import StateError
+
+    text = Redactor.from_environment().text(str(exc)).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, StateError | OSError):
+        print(f"k1412: {text}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"k1412: internal error ({type(exc).__name__}): {text}; set K1412_DEBUG=1 to see the traceback.",
+          file=sys.stderr)
+    return EXIT_FAILED
 
 
 def lsp_main() -> int:

@@ -216,3 +216,18 @@ def test_live_progress_on_a_terminal(tmp_path: Path, ws: Path) -> None:
     assert proc.returncode == 0
     assert "write_file hello.py" in progress and "run_command" in progress and "completed" in progress
     assert "status: completed" in out and "evidence" in out
+
+
+def test_unusable_state_dir_is_one_line_exit_2(ws: Path) -> None:
+    run = k1412("run", "hi", cwd=ws, env={"K1412_HOME": "/dev/null/k1412"})
+    assert run.code == 2
+    assert run.stderr.startswith("k1412: ") and len(run.stderr.strip().splitlines()) == 1
+    assert "K1412_HOME" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("args", [["run", "   "], ["run", "x", "--workspace", "/nonexistent/ws"],
+                                  ["replay", "/etc/hostname"], ["models", "--config", "/nonexistent.toml"]])
+def test_bad_input_is_one_line_exit_2(ws: Path, args: list[str]) -> None:
+    run = k1412(*args, cwd=ws)
+    assert run.code == 2, run
+    assert run.stderr.startswith("k1412: ") and len(run.stderr.strip().splitlines()) == 1
