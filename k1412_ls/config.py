@@ -94,6 +94,16 @@ BUILTIN_MODELS: dict[str, dict[str, Any]] = {
 }
 
 
+class SandboxSpec(BaseModel):
+    """What commands the model runs may reach beyond the workspace (``[sandbox]``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # True: commands share the machine's network (pip install works). False: each command gets a
+    # network namespace with only its own loopback, which needs bubblewrap.
+    network: bool = Field(default=True, strict=True)
+
+
 class K1412Config(BaseModel):
     """The whole configuration tree; every field has a default."""
 
@@ -102,6 +112,7 @@ class K1412Config(BaseModel):
     default_model: str = "luna"
     providers: dict[str, ProviderSpec] = Field(default_factory=dict)
     models: dict[str, ModelSpec] = Field(default_factory=dict)
+    sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
     source: str = Field(default="built-in defaults", exclude=True)
 
     def model_spec(self, model_id: str | None = None) -> ModelSpec:
@@ -173,7 +184,37 @@ def load_config(explicit: str | None = None, workspace: Path | None = None) -> K
     if workspace is not None and not explicit and path == workspace / ".k1412" / "config.toml" \
             and not os.environ.get("K1412_CONFIG"):
         check_workspace_config(data, path)
+        if user_forbids_network():
+            # The workspace file replaces the user's file, but may not undo its network = false.
+            sandbox = data.get("sandbox", {})
+            if isinstance(sandbox, dict):  # anything else is a type error for build_config to report
+                data = {**data, "sandbox": {**sandbox, "network": False}}
     return build_config(data, source=str(path))
+
+
+def user_config_path() -> Path:
+    """The user's own (trusted) configuration file, ``$XDG_CONFIG_HOME/k1412/config.toml``."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(xdg) / "k1412" / "config.toml"
+
+
+def user_forbids_network() -> bool:
+    """True when the user's own configuration file says ``[sandbox] network = false``.
+
+    Read even when a workspace file is the one in use, so a repository's file
+    cannot turn the user's network switch back on by merely existing.
+    """
+    path = user_config_path()
+    if not path.is_file():
+        return False
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Invalid TOML in {path}: {exc}.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read configuration file {path}: {exc}.") from None
+    sandbox = data.get("sandbox")
+    return isinstance(sandbox, dict) and sandbox.get("network") is False
 
 
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -185,10 +226,20 @@ def check_workspace_config(data: dict[str, Any], path: Path) -> None:
     A cloned repository could otherwise point a keyed provider at its author's
     server and receive the user's API key (and the user's memories in every
     prompt). So a workspace file may not change built-in providers' endpoints or
-    keys, and may only add keyless providers on this machine's loopback.
+    keys, and may only add keyless providers on this machine's loopback. It may
+    cut commands off the network (``[sandbox] network = false``) but never allow it.
     """
     from urllib.parse import urlsplit
 
+    sandbox = data.get("sandbox")
+    if isinstance(sandbox, dict) and sandbox.get("network", False) is not False:
+        value = sandbox["network"]
+        shown = "true" if value is True else repr(value)
+        raise ConfigError(
+            f"{path} (a workspace file, which may only restrict commands) may not set 'sandbox.network = "
+            f"{shown}'; only 'network = false' is allowed there, so allow the network in "
+            f"$XDG_CONFIG_HOME/k1412/config.toml or pass --config."
+        )
     providers = data.get("providers") or {}
     if not isinstance(providers, dict):
         return  # build_config reports the type error
@@ -224,5 +275,6 @@ def api_key_for(provider: ProviderSpec, provider_name: str) -> str | None:
 
 
 
-__all__ = ["ConfigError", "K1412Config", "ModelSpec", "ProviderSpec", "api_key_for", "build_config",
-           "find_config_file", "load_config", "state_dir"]
+__all__ = ["ConfigError", "K1412Config", "ModelSpec", "ProviderSpec", "SandboxSpec", "api_key_for",
+           "build_config", "find_config_file", "load_config", "state_dir", "user_config_path",
+           "user_forbids_network"]

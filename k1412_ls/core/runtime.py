@@ -31,7 +31,7 @@ from k1412_ls.core.scheduler import Scheduler
 from k1412_ls.core.tool_selection import select_registry
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.locks import user_write_lock
-from k1412_ls.tools.proc import hide_from_commands
+from k1412_ls.tools.proc import CommandPolicy, hide_from_commands
 from k1412_ls.tools.processes import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.workspace import Workspace
@@ -168,7 +168,8 @@ class _Run:
         })
         processes = ProcessTable()
         delegator = Delegator(asyncio.get_running_loop(), self._run_child)
-        services: dict[str, Any] = {"processes": processes, "delegation": delegator}
+        services: dict[str, Any] = {"processes": processes, "delegation": delegator,
+                                    "sandbox": CommandPolicy(network=self.runtime.config.sandbox.network)}
         if self.runtime.state is not None:
             services["state"] = self.runtime.state
         ctx = self._context(services)

@@ -9,10 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from k1412_ls.tools.environment import scrubbed_env
 from k1412_ls.tools.facts import exec_facts
-from k1412_ls.tools.proc import SANDBOXED, Completed, run_to_end, shell_argv
+from k1412_ls.tools.proc import SANDBOXED, CommandPolicy, Completed, run_to_end, shell_argv
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
 
 MAX_TIMEOUT_S = 900.0
+POLICY_SERVICE = "sandbox"
 
 
 class RunCommandArgs(BaseModel):
@@ -34,6 +35,17 @@ def resolve_cwd(ctx: ToolContext, cwd: str | None) -> Path:
         raise ToolError(f"The working directory '{cwd}' is not an existing directory; pass a directory "
                         "inside the workspace or omit cwd.")
     return path
+
+
+def command_policy(ctx: ToolContext) -> CommandPolicy:
+    """The run's confinement policy (``ctx.services["sandbox"]``); the defaults when the run set none."""
+    policy = ctx.services.get(POLICY_SERVICE)
+    if policy is None:
+        return CommandPolicy()
+    if not isinstance(policy, CommandPolicy):
+        raise ToolError("The sandbox policy of this run is misconfigured, so commands cannot run; check the "
+                        "[sandbox] section of the configuration.")
+    return policy
 
 
 def child_env(ctx: ToolContext) -> dict[str, str]:
@@ -76,7 +88,8 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         timeout_s = MAX_TIMEOUT_S
     if ctx.cancel.is_set():
         raise ToolError("The run was cancelled before the command started; nothing was run.")
-    done = run_to_end(shell_argv(args.command), cwd, child_env(ctx), timeout_s=timeout_s, cancel=ctx.cancel)
+    done = run_to_end(shell_argv(args.command), cwd, child_env(ctx), timeout_s=timeout_s, cancel=ctx.cancel,
+                      network=command_policy(ctx).network)
     text = ctx.redactor.text(done.output)
     rel_cwd = ctx.workspace.relative(cwd)
     killed = done.timed_out or done.cancelled

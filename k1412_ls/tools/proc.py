@@ -5,6 +5,9 @@ killed), with stdin at /dev/null, resource limits, and, when bubblewrap
 works here, in a private PID namespace: when the command's leader exits or
 is killed, the kernel kills everything it started, even processes that
 called ``setsid()``. Without bubblewrap the result says "unsandboxed".
+When the run's :class:`CommandPolicy` turns the network off, the child also
+gets its own network namespace (only a private loopback); without
+bubblewrap that cannot be enforced, so such a command is refused.
 
 Output (stdout and stderr on one pipe, interleaved as produced) is drained
 by a thread into a :class:`~k1412_ls.tools.capture.HeadTailBuffer`, so a
@@ -47,6 +50,8 @@ BWRAP_FLAGS = (
     "--unshare-pid", "--die-with-parent",
 )
 SANDBOXED = "bwrap-pid-namespace"
+NETWORK_OFF_FLAGS = ("--unshare-net",)
+NETWORK_OFF_LABEL = "network off"
 
 # Directories no sandboxed child may see or change: K1412's state directory holds every user's
 # event logs and memories (SQLite), and a command could read them or forge this run's log.
@@ -79,11 +84,19 @@ def _mask_flags(cwd: Path) -> list[str]:
 
 
 @dataclass(frozen=True)
+class CommandPolicy:
+    """How a run confines the commands the model starts (the ``[sandbox]`` configuration)."""
+
+    network: bool = True
+
+
+@dataclass(frozen=True)
 class Sandbox:
     """Whether children run in a PID namespace; ``label`` is published with every command."""
 
     bwrap: str | None
     label: str
+    reason: str = ""
 
     @property
     def active(self) -> bool:
@@ -113,7 +126,31 @@ def sandbox() -> Sandbox:
 
 def _unsandboxed(reason: str) -> Sandbox:
     log.warning("K1412 commands run unsandboxed: %s; processes that leave their group may survive", reason)
-    return Sandbox(None, f"unsandboxed ({reason})")
+    return Sandbox(None, f"unsandboxed ({reason})", reason)
+
+
+@functools.lru_cache(maxsize=1)
+def network_namespace_problem() -> str | None:
+    """Probe once whether bwrap can also give a child its own network namespace; None when it can."""
+    box = sandbox()
+    if box.bwrap is None:
+        return f"no sandbox (bubblewrap) is available ({box.reason})"
+    try:
+        probe = subprocess.run(
+            [box.bwrap, *BWRAP_FLAGS, *NETWORK_OFF_FLAGS, "--chdir", "/", "--", "true"],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=15, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not start with --unshare-net ({type(exc).__name__})"
+    if probe.returncode != 0:
+        reason = probe.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
+        return f"bubblewrap cannot unshare the network here ({reason[0] if reason else probe.returncode})"
+    return None
+
+
+def _network_off_refusal(problem: str) -> ToolError:
+    return ToolError(f"Network is off in the configuration but {problem}, so commands cannot run; install "
+                     "bubblewrap or set sandbox.network = true.")
 
 
 def exit_status(returncode: int) -> int:
@@ -280,12 +317,26 @@ class ProcessHandle:
         return taken
 
 
-def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandboxed: bool = True) -> ProcessHandle:
-    """Start ``argv`` in its own session with limits (and a PID namespace when available)."""
-    box = sandbox() if sandboxed else Sandbox(None, "unsandboxed (not requested)")
+def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandboxed: bool = True,
+          network: bool = True) -> ProcessHandle:
+    """Start ``argv`` in its own session with limits (and a PID namespace when available).
+
+    With ``network=False`` the child gets a network namespace of its own (loopback
+    only); when that cannot be enforced a :class:`ToolError` refuses to start it.
+    """
+    box = sandbox() if sandboxed else Sandbox(None, "unsandboxed (not requested)", "not requested")
     full = list(argv)
+    label = box.label
+    net_flags: tuple[str, ...] = ()
+    if not network:
+        problem = (f"no sandbox (bubblewrap) is available ({box.reason})" if box.bwrap is None
+                   else network_namespace_problem())
+        if problem is not None:
+            raise _network_off_refusal(problem)
+        net_flags = NETWORK_OFF_FLAGS
+        label = f"{box.label}, {NETWORK_OFF_LABEL}"
     if box.bwrap is not None:
-        full = [box.bwrap, *BWRAP_FLAGS, *_mask_flags(cwd), "--chdir", str(cwd), "--", *full]
+        full = [box.bwrap, *BWRAP_FLAGS, *net_flags, *_mask_flags(cwd), "--chdir", str(cwd), "--", *full]
     full, preexec = _limited(full)
     try:
         popen = subprocess.Popen(
@@ -295,7 +346,7 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandboxed: 
     except OSError as exc:
         raise ToolError(f"The process could not be started ({exc.strerror or type(exc).__name__}); "
                         "check the command and working directory.") from None
-    return ProcessHandle(popen, box.label)
+    return ProcessHandle(popen, label)
 
 
 @dataclass
@@ -313,9 +364,9 @@ class Completed:
 
 
 def run_to_end(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, timeout_s: float,
-               cancel: threading.Event | None = None, sandboxed: bool = True) -> Completed:
+               cancel: threading.Event | None = None, sandboxed: bool = True, network: bool = True) -> Completed:
     """Run ``argv`` until it exits, times out or ``cancel`` is set; always leaves nothing running."""
-    handle = spawn(argv, cwd, env, sandboxed=sandboxed)
+    handle = spawn(argv, cwd, env, sandboxed=sandboxed, network=network)
     deadline = handle.started + timeout_s
     timed_out = cancelled = False
     try:

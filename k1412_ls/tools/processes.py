@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from k1412_ls.core.numbers import extract_numbers
 from k1412_ls.core.redact import Redactor
-from k1412_ls.tools.commands import child_env, resolve_cwd
+from k1412_ls.tools.commands import child_env, command_policy, resolve_cwd
 from k1412_ls.tools.facts import excerpt
 from k1412_ls.tools.proc import SANDBOXED, ProcessHandle, shell_argv, spawn
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
@@ -74,8 +74,8 @@ class ProcessTable:
             return list(self._processes)
 
     def start(self, command: str, cwd: Path, env: Mapping[str, str], *, cwd_label: str = ".",
-              name: str | None = None) -> ManagedProcess:
-        """Spawn ``command`` in the background and give it the next id."""
+              name: str | None = None, network: bool = True) -> ManagedProcess:
+        """Spawn ``command`` in the background (off the network unless ``network``) and give it the next id."""
         with self._lock:
             if self._closed:
                 raise ToolError("This run has ended; its background processes were stopped and no new one starts.")
@@ -83,7 +83,7 @@ class ProcessTable:
             if len(running) >= self.max_running:
                 raise ToolError(f"{len(running)} background processes are already running; stop one with "
                                 "process_cancel before starting another.")
-            handle = spawn(shell_argv(command), cwd, env)
+            handle = spawn(shell_argv(command), cwd, env, network=network)
             self._counter += 1
             process = ManagedProcess(f"p{self._counter}", name, command, cwd_label, handle)
             self._processes[process.process_id] = process
@@ -213,7 +213,7 @@ def process_start(args: ProcessStartArgs, ctx: ToolContext) -> ToolResult:
         raise ToolError("The run was cancelled; no background process was started.")
     cwd = resolve_cwd(ctx, args.cwd)
     process = table(ctx).start(args.command, cwd, child_env(ctx), cwd_label=ctx.workspace.relative(cwd),
-                               name=args.name)
+                               name=args.name, network=command_policy(ctx).network)
     redactor = ctx.redactor
     facts = {"kind": "process", "op": "start", "process_id": process.process_id,
              "command": redactor.text(args.command), "status": "running", "exit_code": None, "output": "",
