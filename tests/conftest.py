@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+# Fixtures shared by several test files.
+pytest_plugins = ["tests.support.file_layout"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
 
