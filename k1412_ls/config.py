@@ -170,17 +170,22 @@ def build_config(data: dict[str, Any], source: str = "built-in defaults") -> K14
     return config
 
 
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse one TOML file; ConfigError with one sentence naming the file otherwise."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Invalid TOML in {path}: {exc}.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read configuration file {path}: {exc}.") from None
+
+
 def load_config(explicit: str | None = None, workspace: Path | None = None) -> K1412Config:
     """Load the configuration, raising ConfigError with one sentence on any problem."""
     path = find_config_file(explicit, workspace)
     if path is None:
         return build_config({})
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"Invalid TOML in {path}: {exc}.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"Cannot read configuration file {path}: {exc}.") from None
+    data = read_toml(path)
     if workspace is not None and not explicit and path == workspace / ".k1412" / "config.toml" \
             and not os.environ.get("K1412_CONFIG"):
         check_workspace_config(data, path)
@@ -207,13 +212,7 @@ def user_forbids_network() -> bool:
     path = user_config_path()
     if not path.is_file():
         return False
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"Invalid TOML in {path}: {exc}.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"Cannot read configuration file {path}: {exc}.") from None
-    sandbox = data.get("sandbox")
+    sandbox = read_toml(path).get("sandbox")
     return isinstance(sandbox, dict) and sandbox.get("network") is False
 
 

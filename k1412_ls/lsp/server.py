@@ -272,12 +272,12 @@ def serve(tcp: str | None = None) -> int:
         return 0
     address = _parse_tcp(tcp)
     if address is None:
-        print(f"k1412: --tcp expects HOST:PORT (e.g. 127.0.0.1:2087), got {tcp!r}.", file=sys.stderr)
+        sys.stderr.write(f"k1412: --tcp expects HOST:PORT (e.g. 127.0.0.1:2087), got {tcp!r}.\n")
         return 2
     if address[0] not in LOOPBACK_HOSTS:
         # Anyone who can connect can run tasks with the user's keys: the protocol has no authentication.
-        print(f"k1412: --tcp only listens on this machine (127.0.0.1, ::1 or localhost), not {address[0]!r}: "
-              f"the language server protocol has no authentication.", file=sys.stderr)
+        sys.stderr.write(f"k1412: --tcp only listens on this machine (127.0.0.1, ::1 or localhost), not "
+                         f"{address[0]!r}: the language server protocol has no authentication.\n")
         return 2
     server.start_tcp(*address)
     return 0
