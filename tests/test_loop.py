@@ -118,3 +118,12 @@ def test_cancel_kills_the_command_and_ends_cancelled(tmp_path: Path, ws: Path) -
     import subprocess
 
     assert subprocess.run(["pgrep", "-f", "sleep 121.5"], capture_output=True).returncode == 1
+
+
+def test_generation_length_is_capped_whatever_the_config_says(tmp_path: Path, ws: Path) -> None:
+    model = ScriptedChatModel([{"content": "Hello!"}])
+    runtime = make_runtime(tmp_path, model)
+    runtime.config.models["luna"].max_output_tokens = 10_000_000
+    result = run(runtime, "hello", ws)
+    assert result.status == "completed"
+    assert model.requests[0]["max_output_tokens"] == runtime.caps.max_output_tokens == 131_072

@@ -143,4 +143,4 @@ def failure_message(exc: BaseException) -> str:
     return f"Internal error ({type(exc).__name__}); the run was stopped. See the event log for details."
 
 
-__all__ = ["AgentLoop", "Gate", "ModelError", "failure_message", "unique_call_ids"]
+__all__ = ["AgentLoop", "Gate", "failure_message", "unique_call_ids"]

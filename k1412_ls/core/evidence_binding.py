@@ -19,13 +19,13 @@ class BoundGate:
         self.max_rejections = gate.max_rejections
 
     @classmethod
-    def for_task(cls, task: str, bus: EventBus, agent_id: str | None = None) -> BoundGate:
+    def for_task(cls, task: str, bus: EventBus, agent_id: str | None = None, max_rejections: int = 2) -> BoundGate:
         """A gate for ``task``; with ``agent_id`` only that sub-agent's own tool events count."""
         ledger = EvidenceLedger(agent_id=agent_id)
         for event in list(bus.history):
             ledger.record(event)
         bus.add_sink(ledger.record)
-        return cls(CompletionGate(derive_requirements(task)), ledger)
+        return cls(CompletionGate(derive_requirements(task), max_rejections=max_rejections), ledger)
 
     def check(self, final_message: str) -> Verdict:
         return self.gate.check(self.ledger, final_message)

@@ -23,7 +23,7 @@ from k1412_ls.core.context import ContextPolicy
 from k1412_ls.core.delegation import DELEGATION_TOOLS, SUB_AGENT_MAX_ITERATIONS, Delegator, SubAgentOutcome
 from k1412_ls.core.events import Emitter, EventBus, EventSink, JsonlSink
 from k1412_ls.core.evidence_binding import BoundGate, files_changed
-from k1412_ls.core.guards import GuardState, find_duplicate_commands, normalize_arguments
+from k1412_ls.core.guards import Caps, GuardState, find_duplicate_commands, normalize_arguments
 from k1412_ls.core.model_port import ChatModel
 from k1412_ls.core.outcomes import RunCancelled, RunEnded, RunFailed, RunResult
 from k1412_ls.core.redact import Redactor
@@ -72,6 +72,7 @@ class Runtime:
     state: Any = None  # k1412_ls.state.store.StateStore, optional for embedders
     context_policy: ContextPolicy = field(default_factory=ContextPolicy)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(32, "k1412-tool"))
+    caps: Caps = field(default_factory=Caps)  # hard limits, whatever a model or configuration asks for
     _active: dict[str, _ActiveRun] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -142,14 +143,15 @@ class _Run:
                  documents: DocumentStore, conversation: str) -> None:
         self.runtime = runtime
         self.request = request
-        self.spec = spec
         self.model = model
         self.bus = bus
         self.emit = Emitter(bus)
         self.documents = documents
         self.conversation = conversation
         self.workspace = Workspace(request.workspace)
-        self.gate = BoundGate.for_task(request.task, bus)
+        # Generation length is capped whatever the configuration says.
+        self.spec = spec.model_copy(update={"max_output_tokens": runtime.caps.output_tokens(spec.max_output_tokens)})
+        self.gate = BoundGate.for_task(request.task, bus, max_rejections=runtime.caps.max_rejections)
         self.loop: AgentLoop | None = None
         self.guards = GuardState(workspace_root=str(self.workspace.root))  # shared with sub-agents
 
@@ -182,9 +184,11 @@ class _Run:
                                             "verification": self.gate.state()})
             scheduler = Scheduler(registry, self.runtime.executor, self.emit, guards=guards,
                                   normalize=normalize_arguments, find_duplicates=find_duplicate_commands,
-                                  unavailable=self._unavailable_reason(request.write, sub_agent=bool(request.role)))
-            max_iterations = request.max_iterations or (
+                                  unavailable=self._unavailable_reason(request.write, sub_agent=bool(request.role)),
+                                  max_calls=self.runtime.caps.max_calls_per_response)
+            requested = request.max_iterations or (
                 SUB_AGENT_MAX_ITERATIONS if request.role else self.spec.max_iterations)
+            max_iterations = self.runtime.caps.iterations(requested, depth=1 if request.role else 0)
             self.loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, self.emit, self.gate,
                                   max_iterations)
             await self.loop.run(messages)
@@ -270,11 +274,13 @@ class _Run:
             cancel=parent.cancel, write_lock=parent.write_lock, reads=parent.reads, env=parent.env,
             services={k: v for k, v in parent.services.items() if k != "delegation"},
         )
-        gate = BoundGate.for_task(task, self.bus, agent_id)
+        gate = BoundGate.for_task(task, self.bus, agent_id, max_rejections=self.runtime.caps.max_rejections)
         scheduler = Scheduler(registry, self.runtime.executor, emit, guards=self.guards,
                               normalize=normalize_arguments, find_duplicates=find_duplicate_commands,
-                              unavailable=self._unavailable_reason(write, sub_agent=True))
-        loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, emit, gate, SUB_AGENT_MAX_ITERATIONS)
+                              unavailable=self._unavailable_reason(write, sub_agent=True),
+                              max_calls=self.runtime.caps.max_calls_per_response)
+        loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, emit, gate,
+                         self.runtime.caps.iterations(SUB_AGENT_MAX_ITERATIONS, depth=1))
         messages = self.runtime.context_policy.prepare(
             [], f"You are a sub-agent with the role: {role}. Do exactly this task and report back:\n\n{task}",
             self.spec.context_chars).messages

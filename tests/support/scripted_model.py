@@ -23,7 +23,8 @@ class ScriptedChatModel:
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                        spec: ModelSpec) -> ModelReply:
         self.requests.append({"messages": json.loads(json.dumps(messages)), "tools": [t["function"]["name"]
-                                                                                    for t in tools]})
+                                                                                    for t in tools],
+                              "max_output_tokens": spec.max_output_tokens})
         if not self.script:
             raise ModelError("script exhausted")
         step = self.script[0] if self.script[0].get("repeat") else self.script.pop(0)
