@@ -56,3 +56,12 @@ def test_a_torn_last_line_is_ignored_and_a_broken_sink_does_not_break_the_run(tm
     with log.open("a") as fh:
         fh.write('{"run_id": "r", "seq": 3, "ty')
     assert [e.seq for e in read_events(log)] == [1, 2]
+
+
+def test_unknown_event_types_are_refused() -> None:
+    import pytest
+
+    bus = EventBus("r", "u", None, Redactor())
+    with pytest.raises(ValueError, match=r"tool\.finished"):
+        bus.emit("tool.finished", {})
+    assert bus.history == []

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -110,6 +109,9 @@ class EventBus:
 
     def emit(self, type_: str, payload: dict[str, Any] | None = None, *, depth: int = 0,
              agent_id: str | None = None) -> Event:
+        if type_ not in EVENT_TYPES:
+            # Consumers (replay, editors, the evidence gate) rely on the catalogue: no ad-hoc types.
+            raise ValueError(f"unknown event type {type_!r}; add it to EVENT_TYPES in noun.verb style")
         clean = self.redactor.value(payload or {})
         with self._lock:
             self._seq += 1
@@ -163,5 +165,3 @@ def read_events(path: Path) -> list[Event]:
             raise
     return events
 
-
-CallbackSink = Callable[[Event], None]

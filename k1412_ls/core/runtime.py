@@ -58,7 +58,6 @@ class RunRequest:
 @dataclass
 class _ActiveRun:
     task: asyncio.Task[Any]
-    cancel_requested: bool = False
 
 
 @dataclass
@@ -90,12 +89,8 @@ class Runtime:
         active = self._active.get(run_id)
         if active is None or active.task.done():
             return False
-        active.cancel_requested = True
         active.task.cancel()
         return True
-
-    def active_run_ids(self) -> list[str]:
-        return [run_id for run_id, active in self._active.items() if not active.task.done()]
 
     def new_run_id(self) -> str:
         return f"run-{uuid.uuid4().hex[:16]}"
