@@ -107,6 +107,20 @@ def _workspace(value: str) -> Path:
     return path.resolve()
 
 
+def _events_file(value: str | None) -> Path | None:
+    """The --events file, checked to be appendable before the run starts."""
+    if not value:
+        return None
+    path = Path(value).expanduser()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise CliError(f"Cannot write the --events file {path}: {exc.strerror or exc}.") from None
+    return path
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from k1412_ls.catalog import default_registry
     from k1412_ls.config import load_config
@@ -117,13 +131,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not args.task.strip():
         raise CliError("The task is empty; say what K1412 should do.")
     workspace = _workspace(args.workspace)
+    events_file = _events_file(args.events)
     config = load_config(args.config, workspace)
     home = state_dir()
     runtime = Runtime(config, build_chat_model, home, default_registry(), StateStore(home / "k1412.sqlite3"))
     model = runtime.resolve_model(args.model)
     request = RunRequest(
         task=args.task, workspace=workspace, model=args.model, user=args.user or _default_user(),
-        conversation=args.conversation, events_file=Path(args.events).expanduser() if args.events else None,
+        conversation=args.conversation, events_file=events_file,
     )
     live = sys.stderr.isatty()
     sinks = [TerminalSink(sys.stderr)] if live else []

@@ -127,3 +127,17 @@ def test_generation_length_is_capped_whatever_the_config_says(tmp_path: Path, ws
     result = run(runtime, "hello", ws)
     assert result.status == "completed"
     assert model.requests[0]["max_output_tokens"] == runtime.caps.max_output_tokens == 131_072
+
+
+def test_routing_is_not_permission(tmp_path: Path, ws: Path) -> None:
+    (ws / "a.txt").write_text("alpha\n")
+    model = ScriptedChatModel([
+        {"tool_calls": [{"id": "r", "name": "read_file", "arguments": {"path": "a.txt"}},
+                        {"id": "m", "name": "recall", "arguments": {}}]},
+        {"content": "a.txt says alpha."},
+    ])
+    result = run(make_runtime(tmp_path, model), "What does a.txt say?", ws)
+    assert "recall" not in model.requests[0]["tools"]  # not offered for this request…
+    read, recalled = (json.loads(m["content"]) for m in model.requests[1]["messages"] if m["role"] == "tool")
+    assert read["ok"] and recalled["ok"]  # …but permitted, so it runs
+    assert result.status == "completed"

@@ -93,14 +93,18 @@ async def test_delegate_runs_a_read_only_review_of_the_selection(tmp_path: Path,
         {"content": "Reviewed: divide() does not handle b == 0."},
     ]
     async with lsp_session(tmp_path, script, client=client) as session:
-        (session.root / "calc.py").write_text("def divide(a, b):\n    return a / b\n", encoding="utf-8")
+        # The selected code's own words ("fix", "run the tests", "write a report") must not add requirements
+        # that a read-only review cannot meet: only the instruction decides what the run must prove.
+        (session.root / "calc.py").write_text("def divide(a, b):\n    return a / b  # TODO: fix this, then run "
+                                              "the tests and write a report\n", encoding="utf-8")
         uri = session.editor.open(session.root / "calc.py")
-        selection = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 16}}
+        line_two = (session.root / "calc.py").read_text().splitlines()[1]
+        selection = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": len(line_two)}}
         result = await session.command(c.CMD_DELEGATE, {"uri": uri, "range": selection})
         assert result["status"] == "completed", result
         first = session.model.chat_requests[0]["body"]
         user_text = "\n".join(str(m.get("content")) for m in first["messages"] if m["role"] == "user")
-        assert "calc.py lines 1-2" in user_text and "return a / b" in user_text
+        assert "calc.py lines 1-2" in user_text and "run the tests and write a report" in user_text
         tool_names = {tool["function"]["name"] for tool in first["tools"]}
         assert "read_file" in tool_names
         assert not tool_names & {"write_file", "patch_file", "apply_patch", "spawn_agent"}

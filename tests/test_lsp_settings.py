@@ -105,3 +105,27 @@ async def test_the_config_path_setting_switches_configuration(tmp_path: Path) ->
         await wait_until(lambda: any(str(other) in m.message for m in session.client.log_messages))
         models = await session.command(c.CMD_LIST_MODELS, {})
         assert next(model for model in models if model["default"])["id"] == "other-default"
+
+
+def test_editor_side_keys_in_the_section_are_not_reported() -> None:
+    # VS Code syncs the whole `k1412` section, including the extension's own server command.
+    settings, problems = parse_settings({"k1412": {"server": {"command": ["k1412", "lsp"]}, "model": "sol"}})
+    assert settings.model == "sol" and problems == []
+
+
+async def test_a_workspace_config_created_later_is_picked_up(tmp_path: Path) -> None:
+    async with lsp_session(tmp_path, HELLO, env={"K1412_CONFIG": ""}) as session:
+        assert "late-model" not in {m["id"] for m in await session.command(c.CMD_LIST_MODELS, {})}
+        config = session.root / ".k1412" / "config.toml"
+        config.parent.mkdir()
+
+        def reloaded() -> bool:
+            return any("reloaded" in m.message for m in session.client.log_messages)
+
+        for _attempt in range(20):  # the watcher starts after 'initialized'; rewrite until it has seen one
+            config.write_text('[models.late-model]\nprovider = "local"\nprovider_model = "x"\n')
+            with contextlib.suppress(AssertionError):
+                await wait_until(reloaded, timeout=1.0)
+            if reloaded():
+                break
+        assert "late-model" in {m["id"] for m in await session.command(c.CMD_LIST_MODELS, {})}

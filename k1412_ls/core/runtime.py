@@ -51,6 +51,9 @@ class RunRequest:
     events_file: Path | None = None
     # Delegated runs from the editor (k1412.delegate) run as a bounded sub-agent.
     role: str | None = None
+    # The words that decide what the run must prove and which tools are offered, when the task
+    # also quotes material (an editor selection) whose words must not add requirements.
+    intent: str | None = None
     write: bool = True
     max_iterations: int | None = None
 
@@ -146,7 +149,8 @@ class _Run:
         self.workspace = Workspace(request.workspace)
         # Generation length is capped whatever the configuration says.
         self.spec = spec.model_copy(update={"max_output_tokens": runtime.caps.output_tokens(spec.max_output_tokens)})
-        self.gate = BoundGate.for_task(request.task, bus, max_rejections=runtime.caps.max_rejections)
+        self.gate = BoundGate.for_task(request.intent or request.task, bus,
+                                       max_rejections=runtime.caps.max_rejections)
         self.loop: AgentLoop | None = None
         self.guards = GuardState(workspace_root=str(self.workspace.root))  # shared with sub-agents
 
@@ -160,7 +164,7 @@ class _Run:
     async def drive(self) -> RunResult:
         request = self.request
         self.emit("run.created", {
-            "task": request.task, "model": self.spec.id, "provider": self.spec.provider,
+            "task": request.task, "intent": request.intent, "model": self.spec.id, "provider": self.spec.provider,
             "workspace": str(self.workspace.root), "role": request.role, "pid": os.getpid(),
         })
         processes = ProcessTable()
@@ -173,11 +177,14 @@ class _Run:
         guards = self.guards
         try:
             messages = self._build_context()
-            registry = select_registry(self.runtime.registry, request.task, write=request.write,
-                                       delegation=request.role is None, sub_agent=request.role is not None)
+            permitted = select_registry(self.runtime.registry, None, write=request.write,
+                                        delegation=request.role is None, sub_agent=request.role is not None)
+            registry = select_registry(permitted, request.intent or request.task)
             self.bus.emit("context.built", {**self._context_payload, "tools": registry.names(),
                                             "verification": self.gate.state()})
-            scheduler = Scheduler(registry, self.runtime.executor, self.emit, guards=guards,
+            # Routing is not permission: the model is offered `registry`, but may call any tool it is
+            # permitted; the gateway enforces what each tool may do.
+            scheduler = Scheduler(permitted, self.runtime.executor, self.emit, guards=guards,
                                   normalize=normalize_arguments, find_duplicates=find_duplicate_commands,
                                   unavailable=self._unavailable_reason(request.write, sub_agent=bool(request.role)),
                                   max_calls=self.runtime.caps.max_calls_per_response)
@@ -213,7 +220,7 @@ class _Run:
                 return f"{name} is not available: sub-agents cannot delegate; do the work with your own tools."
             if not write and not tool.read_only:
                 return f"{name} is not available: this agent is read-only; report what should change instead."
-            return f"{name} was not offered for this task; use one of the tools you were given."
+            return f"{name} is not available to this agent; use one of the tools you were given."
 
         return reason
 
@@ -262,7 +269,8 @@ class _Run:
         emit = Emitter(self.bus, parent.depth + 1, agent_id)
         emit("agent.spawned", {"agent_id": agent_id, "role": role, "task": task, "write": write,
                                "max_iterations": SUB_AGENT_MAX_ITERATIONS})
-        registry = select_registry(self.runtime.registry, task, write=write, delegation=False, sub_agent=True)
+        permitted = select_registry(self.runtime.registry, None, write=write, delegation=False, sub_agent=True)
+        registry = select_registry(permitted, task)
         ctx = ToolContext(
             workspace=parent.workspace, documents=parent.documents, user=parent.user, run_id=parent.run_id,
             conversation=parent.conversation, agent_id=agent_id, depth=parent.depth + 1, redactor=parent.redactor,
@@ -270,7 +278,7 @@ class _Run:
             services={k: v for k, v in parent.services.items() if k != "delegation"},
         )
         gate = BoundGate.for_task(task, self.bus, agent_id, max_rejections=self.runtime.caps.max_rejections)
-        scheduler = Scheduler(registry, self.runtime.executor, emit, guards=self.guards,
+        scheduler = Scheduler(permitted, self.runtime.executor, emit, guards=self.guards,
                               normalize=normalize_arguments, find_duplicates=find_duplicate_commands,
                               unavailable=self._unavailable_reason(write, sub_agent=True),
                               max_calls=self.runtime.caps.max_calls_per_response)

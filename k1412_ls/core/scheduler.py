@@ -94,7 +94,8 @@ class Scheduler:
                 item.early = ToolResult.failure(reason or f"Unknown tool '{call.name}'; use one of: {known}.")
             prepared.append(item)
         if self.find_duplicates is not None:
-            runnable = [p.call for p in prepared if p.early is None]
+            runnable = [ToolCall(p.call.id, p.call.name, p.arguments, p.call.raw_arguments)
+                        for p in prepared if p.early is None]  # compare normalized arguments
             positions = [p.index for p in prepared if p.early is None]
             for dup, first in self.find_duplicates(runnable).items():
                 prepared[positions[dup]].duplicate_of = positions[first]

@@ -11,11 +11,15 @@ from k1412_ls.core.intent import classify_intent, select_tool_names
 from k1412_ls.tools.registry import ToolRegistry
 
 
-def select_registry(full: ToolRegistry, task: str, *, write: bool = True, delegation: bool = True,
+def select_registry(full: ToolRegistry, task: str | None, *, write: bool = True, delegation: bool = True,
                     sub_agent: bool = False) -> ToolRegistry:
-    """The tools offered for ``task``: intent-selected, minus writes for read-only agents, minus delegation."""
-    decision = classify_intent(task)
-    names = set(select_tool_names(list(full), decision.tags))
+    """The tools for an agent: minus writes for read-only agents, minus delegation; intent-routed for ``task``.
+
+    With ``task`` None nothing is routed away: that is the set the agent is permitted to call.
+    """
+    names = set(full.names())
+    if task is not None:
+        names = set(select_tool_names(list(full), classify_intent(task).tags))
     if not write:
         names = {name for name in names if (tool := full.get(name)) is not None and tool.read_only}
     if not delegation or sub_agent:

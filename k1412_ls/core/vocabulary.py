@@ -168,8 +168,13 @@ RULES: tuple[Rule, ...] = (
     _rule("zh.question", "question", r"什么|为什么|为何|怎么|怎样|如何|哪个|哪些|哪里|是否|是不是|吗\s*[？?]?\s*$|呢\s*[？?]?\s*$|？"),
     _rule("en.analysis", "analysis", r"\b(?:analy[sz]e|analysis|review|audit|inspect|investigate|explain|describe|"
           r"summari[sz]e|look\s+(?:at|into)|find\s+out|figure\s+out|understand|walk\s+me\s+through|diagnose|"
-          r"debug|trace|where\s+is|find\s+(?:the|all|where))\b"),
-    _rule("zh.analysis", "analysis", r"分析|审查|审阅|检查|看看|看一下|解释|说明|总结|排查|调查|定位|找出|找到|梳理|理解"),
+          r"debug|trace|where\s+is|find\s+(?:the|all|where)|read|list|show|open|view|display|"
+          r"tell\s+(?:me\s+)?(?:what|how|which|where|whether|if))\b"),
+    _rule("zh.analysis", "analysis", r"分析|审查|审阅|检查|看看|看一下|解释|说明|总结|排查|调查|定位|找出|找到|梳理|理解|"
+          r"查看|读取|阅读|列出|显示|打开"),
+    # Listing or showing the workspace's own files is about this workspace even without "this"/"the".
+    _rule("en.workspace-files", "workspace", r"\b(?:list|show|ls|display|count)\s+(?:all\s+|every\s+)?(?:the\s+)?"
+          r"(?:files?|folders?|directories|dirs?|contents?|tree)\b"),
     _rule("en.workspace", "workspace",
           r"\b(?:this|the|my|our|these|that)\s+(?:\w+\s+)?(?:function|method|class|file|files|code|module|script|"
           r"repo|repository|project|codebase|package|library|tests?|bug|error|exception|stack\s*trace|traceback|"
@@ -177,7 +182,7 @@ RULES: tuple[Rule, ...] = (
           r"results|data|dataset|schema|database|migrations?|dependencies|build|pipeline|server|app|application|"
           r"service|docs|readme|architecture|structure|logic|parser|cli|script|changes)\b"
           r"|`[^`]+`|\b[A-Za-z_][A-Za-z0-9_]*\(\)"),
-    _rule("zh.workspace", "workspace", r"这个|这段|该|此|项目|仓库|代码库|代码|函数|方法|模块|脚本|目录|报错|异常|变量|接口|配置"),
+    _rule("zh.workspace", "workspace", r"这个|这段|该|此|项目|仓库|代码库|代码|函数|方法|模块|脚本|目录|文件|报错|异常|变量|接口|配置"),
     _rule("en.greeting", "greeting",
           r"^\s*(?:hi|hello|hey|hiya|yo|howdy|greetings|good\s+(?:morning|afternoon|evening)|thanks|thank\s+you|thx|"
           r"cheers)(?:\s+(?:there|all|everyone|again|so\s+much|a\s+lot|k1412|bot))?[\s!.,~:)😀-🙏]*$"),

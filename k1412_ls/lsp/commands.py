@@ -87,8 +87,13 @@ def selection_text(source: str, rng: RangeArg, encoding: str) -> tuple[str, int,
     return source[start:end], min(rng.start.line, rng.end.line) + 1, max(rng.start.line, rng.end.line) + 1
 
 
+def delegate_instruction(args: DelegateArgs) -> str:
+    """What the user asked the sub-agent to do (a read-only review by default)."""
+    return (args.task or DEFAULT_DELEGATE_TASK).strip()
+
+
 def delegate_task(args: DelegateArgs, rel_path: str, text: str, first: int, last: int) -> str:
     """The sub-agent's task: what to do, then exactly where and what the selection is."""
-    what = (args.task or DEFAULT_DELEGATE_TASK).strip()
+    what = delegate_instruction(args)
     fence = "````" if "```" in text else "```"
     return (f"{what}\n\nThe selection is {rel_path} lines {first}-{last}:\n{fence}\n{text}\n{fence}")

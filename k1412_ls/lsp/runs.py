@@ -44,6 +44,7 @@ class RunSpec:
     role: str | None = None
     write: bool = True
     max_iterations: int | None = None
+    intent: str | None = None
 
 
 class RunService:
@@ -79,6 +80,18 @@ class RunService:
             return find_config_file(self.settings.config_path, self._root_or_none())
         except ConfigError:
             return None
+
+    def config_candidates(self) -> list[Path]:
+        """Every file that could become the configuration (SPEC §5 order), existing or not."""
+        import os
+
+        root = self._root_or_none()
+        candidates = [Path(p).expanduser() for p in (self.settings.config_path, os.environ.get("K1412_CONFIG")) if p]
+        if root is not None:
+            candidates.append(root / ".k1412" / "config.toml")
+        xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        candidates.append(Path(xdg) / "k1412" / "config.toml")
+        return candidates
 
     def _root_or_none(self) -> Path | None:
         try:
@@ -153,7 +166,7 @@ class RunService:
                                     EditOptions(label=f"K1412 {run_id}", confirm=self.settings.confirm_edits), closed)
         request = RunRequest(task=spec.task, workspace=root, model=spec.model or self.settings.model,
                              user=self.user(), conversation=spec.conversation, role=spec.role, write=spec.write,
-                             max_iterations=spec.max_iterations)
+                             max_iterations=spec.max_iterations, intent=spec.intent)
         task = asyncio.create_task(self._drive(runtime, request, reporter, store, run_id, model))
 
         def cancel() -> None:

@@ -161,7 +161,7 @@ def _restart_watcher(ls: K1412LanguageServer) -> None:
         roots.append(ls.runs.workspace_root())
     except Exception:  # no folder open: watch only the configuration file
         pass
-    ls.watcher.start(roots, ls.runs.config_file())
+    ls.watcher.start(roots, ls.runs.config_candidates())
 
 
 def on_shutdown(ls: K1412LanguageServer, params: Any) -> None:
@@ -193,7 +193,13 @@ async def run_task(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
 
 
 async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
-    from k1412_ls.lsp.commands import DelegateArgs, delegate_task, parse_args, selection_text
+    from k1412_ls.lsp.commands import (
+        DelegateArgs,
+        delegate_instruction,
+        delegate_task,
+        parse_args,
+        selection_text,
+    )
     from k1412_ls.lsp.runs import RunSpec
 
     args = parse_args(c.CMD_DELEGATE, arguments, DelegateArgs)
@@ -211,8 +217,10 @@ async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
     if not text.strip():
         raise JsonRpcInvalidParams("The selection is empty; select the code to delegate and try again.")
     rel = os.path.relpath(real, root)
+    # Only the instruction decides what the run must prove, never the words of the selected code.
     spec = RunSpec(task=delegate_task(args, rel, text, first, last), role="editor" if args.write else "reviewer",
-                   write=args.write, max_iterations=DELEGATE_MAX_ITERATIONS)
+                   write=args.write, max_iterations=DELEGATE_MAX_ITERATIONS,
+                   intent=f"{delegate_instruction(args)} ({rel})")
     return await ls.runs.run(spec, current_command.get())
 
 

@@ -34,6 +34,10 @@ _FIELDS: dict[str, tuple[str, type, str]] = {
 }
 
 
+# Keys of the `k1412` section that configure the editor integration, not the server.
+CLIENT_SIDE_KEYS = frozenset({"server", "trace"})
+
+
 def section_of(raw: Any) -> Any:
     """The ``k1412`` section of a settings payload (or the payload itself when it is the section)."""
     if isinstance(raw, Mapping) and isinstance(raw.get(c.SETTINGS_SECTION), Mapping):
@@ -57,6 +61,8 @@ def parse_settings(raw: Any, previous: Settings | None = None) -> tuple[Settings
     changes: dict[str, Any] = {}
     for key, value in section.items():
         spec = _FIELDS.get(key)
+        if spec is None and key in CLIENT_SIDE_KEYS:
+            continue  # the editor's own settings (e.g. VS Code's k1412.server.command) travel in the same section
         if spec is None:
             known = ", ".join(f"{c.SETTINGS_SECTION}.{name}" for name in _FIELDS)
             problems.append(f"Unknown setting '{c.SETTINGS_SECTION}.{key}' was ignored; known settings: {known}.")

@@ -26,18 +26,26 @@ class WorkspaceWatcher:
 
     def __init__(self, on_config_change: Callable[[], None]) -> None:
         self.on_config_change = on_config_change
-        self.config_file: Path | None = None
+        self.config_files: set[Path] = set()
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self.changes_seen = 0
 
-    def start(self, roots: Iterable[Path], config_file: Path | None) -> None:
-        """(Re)start watching ``roots`` plus the directory of ``config_file`` (loop thread)."""
+    def start(self, roots: Iterable[Path], config_files: Iterable[Path]) -> None:
+        """(Re)start watching ``roots`` and every place a configuration file may appear (loop thread).
+
+        A configuration file created, changed or removed after start-up reloads the
+        configuration, so a new ``.k1412/config.toml`` takes effect without a restart.
+        """
         self.stop()
-        self.config_file = Path(os.path.realpath(config_file)) if config_file else None
+        self.config_files = {Path(os.path.realpath(path)) for path in config_files}
         paths = {Path(os.path.realpath(root)) for root in roots if Path(root).is_dir()}
-        if self.config_file is not None and not any(self.config_file.is_relative_to(p) for p in paths):
-            paths.add(self.config_file.parent)
+        for config_file in self.config_files:
+            if any(config_file.is_relative_to(p) for p in paths):
+                continue
+            # Only its own directory: watching a far ancestor (say $HOME) would watch far too much.
+            if config_file.parent.is_dir():
+                paths.add(config_file.parent)
         if not paths:
             return
         self._stop = asyncio.Event()
@@ -58,8 +66,7 @@ class WorkspaceWatcher:
         try:
             async for changes in awatch(*paths, stop_event=stop, debounce=200, step=50):
                 self.changes_seen += len(changes)
-                if self.config_file is not None and any(
-                        Path(os.path.realpath(path)) == self.config_file for _kind, path in changes):
+                if any(Path(os.path.realpath(path)) in self.config_files for _kind, path in changes):
                     self.on_config_change()
         except Exception:  # a watcher failure must not take the server down
             log.exception("the workspace watcher stopped")

@@ -25,7 +25,9 @@ def run_task(events: Iterable[Event]) -> str:
     """The task of the root run (empty when the log has no ``run.created``)."""
     for event in events:
         if event.type == "run.created" and event.depth == 0:
-            task = event.payload.get("task")
+            # A delegated editor run records the instruction that decides its requirements as
+            # ``intent`` (its task also quotes the selection, whose words must not add any).
+            task = event.payload.get("intent") or event.payload.get("task")
             return task if isinstance(task, str) else ""
     return ""
 
