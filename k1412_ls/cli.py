@@ -122,19 +122,16 @@ def _events_file(value: str | None) -> Path | None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from k1412_ls.catalog import default_registry
+    from k1412_ls.assembly import build_runtime
     from k1412_ls.config import load_config
-    from k1412_ls.core.runtime import RunRequest, Runtime
-    from k1412_ls.models import build_chat_model
-    from k1412_ls.state.store import StateStore
+    from k1412_ls.core.runtime import RunRequest
 
     if not args.task.strip():
         raise CliError("The task is empty; say what K1412 should do.")
     workspace = _workspace(args.workspace)
     events_file = _events_file(args.events)
     config = load_config(args.config, workspace)
-    home = state_dir()
-    runtime = Runtime(config, build_chat_model, home, default_registry(), StateStore(home / "k1412.sqlite3"))
+    runtime = build_runtime(config)
     model = runtime.resolve_model(args.model)
     request = RunRequest(
         task=args.task, workspace=workspace, model=args.model, user=args.user or _default_user(),

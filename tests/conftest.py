@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.registry import ToolContext
+from k1412_ls.tools.workspace import Workspace
+
 # Fixtures shared by several test files.
 pytest_plugins = ["tests.support.file_layout"]
 
@@ -40,3 +44,17 @@ def write_config(path: Path, base_url: str, *, model: str = "scripted", extra: s
         encoding="utf-8",
     )
     return path
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """An empty workspace directory (``tmp_path/ws``)."""
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def ctx(ws: Path) -> ToolContext:
+    """A tool context on ``ws`` with the disk document store."""
+    return ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws), run_id="r1")

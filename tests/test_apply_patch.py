@@ -21,13 +21,6 @@ from k1412_ls.tools.workspace import Workspace
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
 def make_ctx(root: Path) -> ToolContext:
     return ToolContext(workspace=Workspace(root), documents=DiskDocumentStore())
 

@@ -24,13 +24,6 @@ HELLO_SCRIPT = [
 ]
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
 def test_hello_world_completes_with_a_faithful_log(tmp_path: Path, ws: Path) -> None:
     with ScriptedServer(HELLO_SCRIPT) as server:
         run = k1412("run", HELLO_TASK, "--config", str(config_for(tmp_path, server.base_url)), "--json", cwd=ws)

@@ -10,17 +10,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import pytest
-
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def run_script(tmp_path: Path, ws: Path, task: str, script: list[dict]) -> tuple[dict, list[dict], list[dict]]:

@@ -65,3 +65,24 @@ def test_unknown_event_types_are_refused() -> None:
     with pytest.raises(ValueError, match=r"tool\.finished"):
         bus.emit("tool.finished", {})
     assert bus.history == []
+
+
+def test_a_removed_sink_gets_nothing_more_and_broken_sinks_stay_disabled() -> None:
+    seen: list[int] = []
+    late: list[int] = []
+    failures: list[int] = []
+
+    def broken(_event: object) -> None:
+        failures.append(1)
+        raise RuntimeError("boom")
+
+    def record(event: object) -> None:
+        seen.append(1)
+
+    bus = EventBus("r", "u", None, Redactor(), [record, broken])
+    bus.add_sink(lambda _e: late.append(1))
+    bus.emit("run.created", {})
+    bus.remove_sink(record)
+    bus.emit("run.completed", {})
+    assert seen == [1] and late == [1, 1]  # the later sink still runs
+    assert failures == [1]  # the broken one stays off after the indices shift

@@ -22,18 +22,6 @@ ALL_TOOLS = [*FILE_TOOLS, *PATCH_TOOLS, *SEARCH_TOOLS]
 REGISTRY = ToolRegistry(ALL_TOOLS)
 
 
-@pytest.fixture()
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture()
-def ctx(ws: Path) -> ToolContext:
-    return ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws), run_id="r1")
-
-
 def call(ctx: ToolContext, tool: str, **arguments: object) -> dict:
     return REGISTRY.execute(tool, dict(arguments), ctx).data
 

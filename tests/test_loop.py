@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from k1412_ls.catalog import default_registry
 from k1412_ls.config import build_config
 from k1412_ls.core.events import read_events
@@ -32,13 +30,6 @@ def make_runtime(tmp_path: Path, model: ScriptedChatModel) -> Runtime:
 
 def run(runtime: Runtime, task: str, ws: Path, **kw: Any):  # type: ignore[no-untyped-def]
     return asyncio.run(runtime.run(RunRequest(task=task, workspace=ws, **kw)))
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
 
 
 def test_write_then_run_completes_with_a_faithful_log(tmp_path: Path, ws: Path) -> None:

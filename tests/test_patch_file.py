@@ -7,25 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.files import TOOLS as FILE_TOOLS
 from k1412_ls.tools.patching import TOOLS as PATCH_TOOLS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.workspace import Workspace
 
 REGISTRY = ToolRegistry([*FILE_TOOLS, *PATCH_TOOLS])
-
-
-@pytest.fixture()
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture()
-def ctx(ws: Path) -> ToolContext:
-    return ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws), run_id="r1")
 
 
 def patch(ctx: ToolContext, **arguments: object) -> dict:

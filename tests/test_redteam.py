@@ -32,13 +32,6 @@ CLI_ADDRESS_SPACE = 4 * 1024**3
 needs_sandbox = pytest.mark.skipif(not sandbox().active, reason="bubblewrap is not usable here")
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
 def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (CLI_ADDRESS_SPACE, CLI_ADDRESS_SPACE))
 

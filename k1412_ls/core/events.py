@@ -134,6 +134,15 @@ class EventBus:
         with self._lock:
             self.sinks.append(sink)
 
+    def remove_sink(self, sink: EventSink) -> None:
+        """Stop sending events to ``sink`` (a sub-agent's ledger once that sub-agent has ended)."""
+        with self._lock:
+            if sink in self.sinks:
+                index = self.sinks.index(sink)
+                self.sinks.pop(index)
+                # Indices of broken sinks after it shift down by one.
+                self._broken = {i - 1 if i > index else i for i in self._broken if i != index}
+
 
 @dataclass(frozen=True)
 class Emitter:

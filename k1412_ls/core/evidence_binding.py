@@ -13,10 +13,17 @@ from k1412_ls.core.evidence.requirements import derive_requirements
 class BoundGate:
     """A CompletionGate and the ledger fed by the run's events, as the loop uses them."""
 
-    def __init__(self, gate: CompletionGate, ledger: EvidenceLedger) -> None:
+    def __init__(self, gate: CompletionGate, ledger: EvidenceLedger, bus: EventBus | None = None) -> None:
         self.gate = gate
         self.ledger = ledger
         self.max_rejections = gate.max_rejections
+        self._bus = bus
+
+    def detach(self) -> None:
+        """Stop feeding the ledger (its agent has ended; later events cannot change its verdict)."""
+        if self._bus is not None:
+            self._bus.remove_sink(self.ledger.record)
+            self._bus = None
 
     @classmethod
     def for_task(cls, task: str, bus: EventBus, agent_id: str | None = None, max_rejections: int = 2) -> BoundGate:
@@ -25,7 +32,7 @@ class BoundGate:
         for event in list(bus.history):
             ledger.record(event)
         bus.add_sink(ledger.record)
-        return cls(CompletionGate(derive_requirements(task), max_rejections=max_rejections), ledger)
+        return cls(CompletionGate(derive_requirements(task), max_rejections=max_rejections), ledger, bus)
 
     def check(self, final_message: str) -> Verdict:
         return self.gate.check(self.ledger, final_message)

@@ -294,12 +294,14 @@ class _Run:
             ended = exc
         except asyncio.CancelledError:
             emit("agent.completed", {"agent_id": agent_id, "status": "cancelled", "iterations": loop.iterations})
+            gate.detach()
             raise
         if self.loop is not None:
             self.loop.usage.add(loop.usage)
         message = self.bus.redactor.text(ended.message)
         emit("agent.completed", {"agent_id": agent_id, "status": ended.status, "message": message[:2000],
                                  "iterations": loop.iterations, "evidence": gate.state()})
+        gate.detach()
         return SubAgentOutcome(agent_id, ended.status, message, loop.iterations)
 
 

@@ -20,7 +20,8 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
 
-from k1412_ls.locations import ConfigError, find_config_file, state_dir
+from k1412_ls.assembly import build_runtime
+from k1412_ls.locations import ConfigError, find_config_file
 from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.protocol import CommandCall
 
@@ -126,7 +127,7 @@ class RunService:
         async with self._runtime_lock:
             if self._runtime is None:
                 config = self.config()
-                self._runtime = await asyncio.get_running_loop().run_in_executor(None, _build_runtime, config)
+                self._runtime = await asyncio.get_running_loop().run_in_executor(None, build_runtime, config)
             return self._runtime
 
     def cancel(self, run_id: str) -> bool:
@@ -208,13 +209,3 @@ class RunService:
     def shutdown(self) -> None:
         for closed in self.closed.values():
             closed.set()
-
-
-def _build_runtime(config: K1412Config) -> Runtime:
-    from k1412_ls.catalog import default_registry
-    from k1412_ls.core.runtime import Runtime
-    from k1412_ls.models import build_chat_model
-    from k1412_ls.state.store import StateStore
-
-    home = state_dir()
-    return Runtime(config, build_chat_model, home, default_registry(), StateStore(home / "k1412.sqlite3"))
