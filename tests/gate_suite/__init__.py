@@ -1,0 +1,1 @@
+"""Adversarial trajectories for the evidence gate, kept apart from the rules they test."""
