@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from k1412_ls.core.redact import Redactor
 
-POLICY = "agent-loop-v3"
+POLICY = "agent-loop-v4"
 SCHEDULER = "safe-parallel-v1"
 CONTEXT_POLICY = "recent-visible-v1"
 META: dict[str, str] = {"policy": POLICY, "scheduler": SCHEDULER, "context_policy": CONTEXT_POLICY}

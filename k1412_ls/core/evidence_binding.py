@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from k1412_ls.core.events import Event, EventBus
 from k1412_ls.core.evidence.gate import CompletionGate, Verdict
@@ -26,13 +28,18 @@ class BoundGate:
             self._bus = None
 
     @classmethod
-    def for_task(cls, task: str, bus: EventBus, agent_id: str | None = None, max_rejections: int = 2) -> BoundGate:
-        """A gate for ``task``; with ``agent_id`` only that sub-agent's own tool events count."""
+    def for_task(cls, task: str, bus: EventBus, agent_id: str | None = None, max_rejections: int = 2,
+                 workspace: Path | None = None) -> BoundGate:
+        """A gate for ``task``; with ``agent_id`` only that sub-agent's own tool events count.
+
+        With ``workspace``, files the task names are resolved against it (see ``resolve_target``).
+        """
         ledger = EvidenceLedger(agent_id=agent_id)
         for event in list(bus.history):
             ledger.record(event)
         bus.add_sink(ledger.record)
-        return cls(CompletionGate(derive_requirements(task), max_rejections=max_rejections), ledger, bus)
+        resolve = (lambda name: resolve_target(workspace, name)) if workspace is not None else None
+        return cls(CompletionGate(derive_requirements(task, resolve), max_rejections=max_rejections), ledger, bus)
 
     def check(self, final_message: str) -> Verdict:
         return self.gate.check(self.ledger, final_message)
@@ -41,16 +48,50 @@ class BoundGate:
         return self.gate.state(self.ledger)
 
 
+_SKIP = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache",
+                   ".ruff_cache", "target", ".k1412"})
+MAX_RESOLVE_ENTRIES = 20_000
+
+
+def resolve_target(root: Path, name: str) -> tuple[str, bool]:
+    """A named file's workspace path and whether it exists: the path as written if it exists there,
+    else the only file in the workspace with that name, else the path as written (to be created)."""
+    clean = name.removeprefix("./")
+    try:
+        if os.path.lexists(root / clean):
+            return clean, True
+    except (OSError, ValueError):
+        return clean, False
+    if "/" in clean:
+        return clean, False
+    found: list[str] = []
+    seen = 0
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP]
+        seen += len(files)
+        if clean in files:
+            found.append(os.path.relpath(os.path.join(directory, clean), root))
+        if len(found) > 1 or seen > MAX_RESOLVE_ENTRIES:
+            return clean, False
+    return (found[0], True) if found else (clean, False)
+
+
 def files_changed(events: Iterable[Event]) -> list[str]:
     """Workspace-relative paths written, created, moved or deleted by successful tool calls, in order."""
     seen: dict[str, None] = {}
     for event in events:
-        if event.type != "tool.completed" or not event.payload.get("ok"):
+        if event.type != "tool.completed":
             continue
         facts = event.payload.get("facts") or {}
-        if facts.get("kind") != "write" or facts.get("unchanged"):
+        if facts.get("kind") == "exec":
+            entries = facts.get("changes") or []
+        elif facts.get("kind") == "write" and not facts.get("unchanged"):
+            entries = facts.get("writes") or []
+        else:
             continue
-        for entry in facts.get("writes") or []:
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue
             for key in ("from", "path"):
                 path = entry.get(key)
                 if isinstance(path, str) and path:

@@ -24,8 +24,8 @@ MAX_NUMBERS = 500
 
 # Units that make an integer a measurement ("12 ms", "3x", "45%", "2 GB", "12 毫秒").
 _UNIT_AFTER = re.compile(
-    r"(?:\s?(?:ns|us|µs|μs|ms|s|sec|secs|seconds?|min|mins|minutes?|hrs?|hours?|"
-    r"[KMGT]i?B(?:/s)?|B|bytes?|ops/s(?:ec)?|req/s|rps|qps|fps|it/s|[kMG]?Hz)(?![A-Za-z])"
+    r"(?:\s?(?:ns|us|µs|μs|ms|s|nsec|usec|µsec|μsec|msec|sec|secs|seconds?|min|mins|minutes?|hrs?|hours?|"
+    r"[KMGT]i?B(?:/s)?|B|bytes?|ops/s(?:ec)?|ops|req/s|rps|qps|fps|it/s|loops?|[kMG]?Hz)(?![A-Za-z])"
     r"|[x×](?![A-Za-z])|\s?%"
     r"|\s?(?:毫秒|微秒|纳秒|秒|分钟|小时|倍|次/秒))"
 )

@@ -150,7 +150,7 @@ class _Run:
         # Generation length is capped whatever the configuration says.
         self.spec = spec.model_copy(update={"max_output_tokens": runtime.caps.output_tokens(spec.max_output_tokens)})
         self.gate = BoundGate.for_task(request.intent or request.task, bus,
-                                       max_rejections=runtime.caps.max_rejections)
+                                       max_rejections=runtime.caps.max_rejections, workspace=self.workspace.root)
         self.loop: AgentLoop | None = None
         self.guards = GuardState(workspace_root=str(self.workspace.root))  # shared with sub-agents
 
@@ -166,6 +166,7 @@ class _Run:
         self.emit("run.created", {
             "task": request.task, "intent": request.intent, "model": self.spec.id, "provider": self.spec.provider,
             "workspace": str(self.workspace.root), "role": request.role, "pid": os.getpid(),
+            "requirements": self.gate.gate.requirements.as_record(),
         })
         processes = ProcessTable()
         delegator = Delegator(asyncio.get_running_loop(), self._run_child)
@@ -277,7 +278,8 @@ class _Run:
             cancel=parent.cancel, write_lock=parent.write_lock, reads=parent.reads, env=parent.env,
             services={k: v for k, v in parent.services.items() if k != "delegation"},
         )
-        gate = BoundGate.for_task(task, self.bus, agent_id, max_rejections=self.runtime.caps.max_rejections)
+        gate = BoundGate.for_task(task, self.bus, agent_id, max_rejections=self.runtime.caps.max_rejections,
+                                  workspace=parent.workspace.root)
         scheduler = Scheduler(permitted, self.runtime.executor, emit, guards=self.guards,
                               normalize=normalize_arguments, find_duplicates=find_duplicate_commands,
                               unavailable=self._unavailable_reason(write, sub_agent=True),

@@ -27,7 +27,8 @@ INTENT_TAGS: frozenset[str] = frozenset({
     "artifact", "execution", "source", "report", "comparison", "process", "git", "memory", "delegation",
     "question", "greeting",
 })
-FACET_TAGS: frozenset[str] = frozenset({"analysis", "measurement", "workspace", "multistep"})
+FACET_TAGS: frozenset[str] = frozenset({"analysis", "measurement", "workspace", "multistep", "tests", "build",
+                                       "commit", "deletion", "lint", "change"})
 ALL_TAGS: frozenset[str] = INTENT_TAGS | FACET_TAGS
 
 # File kinds shared by target extraction, the intent rules and the evidence rules.
@@ -109,13 +110,45 @@ RULES: tuple[Rule, ...] = (
           r"[^。？！\n]{0,30}(?:文件|代码|函数|类|方法|模块|脚本|bug|Bug|BUG|错误|问题|测试|注释|日志|类型|\.[A-Za-z]{1,5}\b)"),
     # --- source: the deliverable is code, which belongs in a file ------------------------------------
     _rule("en.write-code", "source artifact",
-          rf"\b(?:write|create|make|build|implement|code|develop|generate|give me|produce)\b[^.?!\n]{{0,50}}\b{_CODE_NOUN}s?\b"),
+          rf"\b(?:write|create|make(?!\s+sure)|build|implement|code|develop|generate|give me|produce)\b"
+          rf"(?!\s+(?:sure|certain))[^.?!\n]{{0,50}}\b{_CODE_NOUN}s?\b(?!\s+(?:starts|runs|works))"),
     _rule("en.source-file-named", "source artifact",
           r"\b(?:write|create|make|generate|build|implement|code|scaffold|develop)\b[^?!\n]{0,80}?[A-Za-z0-9_-]\.(?:py|js|ts|sh|go|rs|c|cpp|java|rb|php|pl|lua|swift|kt|cs)\b"),
-    _rule("en.write-tests", "source artifact execution",
-          r"\b(?:write|add|create|implement)\b[^.?!\n]{0,30}\b(?:unit\s+|integration\s+|regression\s+)?tests?\b"),
+    _rule("en.write-tests", "source artifact execution tests",
+          r"\b(?:write|add|create|implement)\b[^.?!\n]{0,30}\b(?:unit\s+|integration\s+|regression\s+)?tests?\b"
+          r"(?!\s+(?:report|results|summary|plan))"),
     _rule("zh.write-code", "source artifact", rf"(?:写|编写|创建|实现|开发|做|生成|给我)[^。？！\n]{{0,12}}(?:一个|一段|个|段)?[^。？！\n]{{0,12}}{_ZH_CODE}"),
-    _rule("zh.write-tests", "source artifact execution", r"(?:写|编写|添加|增加|补充)[^。？！\n]{0,10}(?:单元)?测试"),
+    _rule("zh.write-tests", "source artifact execution tests",
+          r"(?:写|编写|添加|增加|补充)[^。？！\n]{0,10}(?:单元)?测试(?!报告|结果|总结)"),
+    # --- fail closed: any verb that acts on the workspace owes a change ---------------------------------
+    _rule("en.change-verb", "artifact change",
+          r"(?:^|[.!;:,]\s*|\b(?:please|pls|and|then|also|can\s+you|could\s+you|would\s+you|go\s+ahead\s+and)\s+)"
+          r"(?:fix|repair|correct|bump|increment|decrement|insert|prepend|append|delete|remove|rename|move|upgrade|"
+          r"downgrade|set|replace|update|change|modify|edit|patch|refactor|add|implement|make|translate|convert|"
+          r"format|reformat|sort|rewrite|clean|tidy|drop|strip|swap|switch|enable|disable|turn|uncomment|comment\s+out|"
+          r"wrap|extract|inline|split|merge|resolve|address|handle|migrate|port|restore|revert|undo|create|write|"
+          r"generate|save|put|include|register|apply|pin|unpin|raise|lower|increase|decrease|shorten|lengthen|"
+          r"capitali[sz]e|lowercase|uppercase|trim|normali[sz]e|deduplicate|dedupe|get\s+rid\s+of)\b"
+          r"(?!\s+sure)(?!\s+certain)"),
+    _rule("zh.change-verb", "artifact change",
+          r"修|改|删|加上|添加|增加|插入|替换|更新|升级|降级|重命名|移动|实现|写入|创建|新建|生成|调整|去掉|去除|移除|补上|"
+          r"补充|换成|设为|设置为|设成|改成|改为|变成|清理|整理|格式化|翻译|转换|恢复|还原|合并|拆分|提取|注释掉|取消注释"),
+    _rule("en.tests", "tests",
+          r"\btests?\b(?!\s+(?:report|results|summary|plan))|\btest\s+suite\b|\bunit\s*tests?\b|\bspecs?\b"
+          r"|\bpytest\b|\bunittest\b|\bjest\b|\bvitest\b|\bgo\s+test\b|\bcargo\s+test\b|\bnpm\s+test\b"),
+    _rule("zh.tests", "tests", r"测试(?!报告|结果报告|总结)|用例|单测"),
+    _rule("en.build", "build execution",
+          r"\b(?:compiles?|compiling|compilation|builds?\s+(?:cleanly|successfully|without)|does\s+\S+\s+build|"
+          r"gcc|g\+\+|clang|make\s+(?:it\s+)?build)\b"),
+    _rule("zh.build", "build execution", r"编译|构建"),
+    _rule("en.lint", "lint execution", r"\b(?:lint|linter|linting|ruff|flake8|pylint|eslint|mypy|type[- ]?check)\b"),
+    _rule("zh.lint", "lint execution", r"代码检查|静态检查|类型检查|lint"),
+    _rule("en.delete", "deletion artifact",
+          r"\b(?:delete|remove|rm|erase|get\s+rid\s+of|drop)\b[^.?!\n]{0,40}(?:[A-Za-z0-9_-]\.[A-Za-z0-9]{1,8}\b|"
+          r"\bfiles?\b|\bdirector(?:y|ies)\b|\bfolders?\b)"),
+    _rule("zh.delete", "deletion artifact", r"(?:删掉|删除|删了|移除|去掉|清除)[^。？！\n]{0,20}(?:\.[A-Za-z0-9]{1,8}\b|文件|目录)"),
+    _rule("en.commit", "commit git", r"\bcommit\b|\bgit\s+commit\b"),
+    _rule("zh.commit", "commit git", r"提交(?!报告)"),
     # --- execution: something must run and exit 0 -----------------------------------------------------
     _rule("en.run", "execution", r"\b(?:run|re-?run|execute|launch|invoke)\b(?!\s*\()(?!-)"),
     _rule("en.test-verb", "execution",
@@ -124,7 +157,8 @@ RULES: tuple[Rule, ...] = (
     _rule("en.test-runner", "execution", r"\b(?:pytest|unittest|jest|vitest|mocha|tox|nox|ctest|cargo\s+(?:test|run|build)|"
           r"go\s+(?:test|run|build)|npm\s+(?:test|run)|yarn\s+test|make\s+test|mvn|gradle)\b"),
     _rule("en.make-sure-it-works", "execution",
-          r"\b(?:make\s+sure|ensure|verify|confirm|check)\b[^.?!\n]{0,30}\b(?:works?|passes|pass|runs?|compiles?|builds?)\b"),
+          r"\b(?:make\s+sure|ensure|verify|confirm|check)\b[^.?!\n]{0,30}\b(?:works?|passes|pass|runs?|compiles?|builds?|starts?|"
+          r"launch(?:es)?|boots?|still\s+\w+)\b"),
     _rule("en.build-compile", "execution", r"\b(?:compile|build)\s+(?:it|the\s+project|the\s+code|and\s+run)\b"),
     _rule("zh.run", "execution", r"运行|执行|跑一下|跑一遍|跑通|跑测试|跑起来|编译|启动"),
     _rule("zh.test", "execution", r"测试一下|测一下|进行测试|(?:测试|用例)(?:通过|失败|是否通过)|确保[^。？！\n]{0,12}(?:能用|可用|正常|通过|运行)|验证一下|验证[^。？！\n]{0,10}(?:是否|能否)"),

@@ -8,7 +8,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from k1412_ls.tools.environment import scrubbed_env
+from k1412_ls.tools.changes import Snapshot, change_entries
 from k1412_ls.tools.facts import exec_facts
+from k1412_ls.tools.observe import close_quietly, fileno, observed_command, read_records, status_file
 from k1412_ls.tools.proc import SANDBOXED, CommandPolicy, Completed, run_to_end, shell_argv
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
 
@@ -88,14 +90,27 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         timeout_s = MAX_TIMEOUT_S
     if ctx.cancel.is_set():
         raise ToolError("The run was cancelled before the command started; nothing was run.")
-    done = run_to_end(shell_argv(args.command), cwd, child_env(ctx), timeout_s=timeout_s, cancel=ctx.cancel,
-                      network=command_policy(ctx).network)
+    root = ctx.workspace.root
+    before = Snapshot.take(root)
+    records_file = status_file()
+    try:
+        fd = fileno(records_file)
+        done = run_to_end(shell_argv(observed_command(args.command, fd)), cwd, child_env(ctx), timeout_s=timeout_s,
+                          cancel=ctx.cancel, network=command_policy(ctx).network, pass_fds=(fd,))
+        records = read_records(records_file)
+    finally:
+        close_quietly(records_file)
+    after = Snapshot.take(root)
     text = ctx.redactor.text(done.output)
     rel_cwd = ctx.workspace.relative(cwd)
     killed = done.timed_out or done.cancelled
     facts = exec_facts(ctx.redactor.text(args.command), rel_cwd, None if killed else done.exit_code, text,
                        timed_out=done.timed_out, cancelled=done.cancelled)
     facts["sandbox"] = done.sandbox
+    facts["observed"] = [{"argv": [ctx.redactor.text(a) for a in r["argv"][:40]], "status": r["status"]}
+                         for r in records]
+    facts["changes"] = change_entries(root, before.changes(after))
+    facts["changes_complete"] = before.complete and after.complete
     fields: dict[str, Any] = {"exit_code": done.exit_code, **output_fields(done, text),
                               "duration_ms": done.duration_ms}
     if done.timed_out:

@@ -28,6 +28,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from dataclasses import asdict
+
+from k1412_ls.core.evidence.runners import parse_summary
 from k1412_ls.core.numbers import extract_measurements, extract_numbers
 from k1412_ls.core.vocabulary import is_report_path
 
@@ -69,4 +72,5 @@ def exec_facts(command: str, cwd: str, exit_code: int | None, output: str, *, ti
     return {
         "kind": "exec", "command": command, "cwd": cwd, "exit_code": exit_code, "timed_out": timed_out,
         "cancelled": cancelled, "output": excerpt(output), "numbers": extract_numbers(output),
+        "tests": asdict(parse_summary(output)),
     }

@@ -318,7 +318,7 @@ class ProcessHandle:
 
 
 def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandboxed: bool = True,
-          network: bool = True) -> ProcessHandle:
+          network: bool = True, pass_fds: Sequence[int] = ()) -> ProcessHandle:
     """Start ``argv`` in its own session with limits (and a PID namespace when available).
 
     With ``network=False`` the child gets a network namespace of its own (loopback
@@ -342,6 +342,7 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandboxed: 
         popen = subprocess.Popen(
             full, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, start_new_session=True, close_fds=True, preexec_fn=preexec,
+            pass_fds=tuple(pass_fds),
         )
     except OSError as exc:
         raise ToolError(f"The process could not be started ({exc.strerror or type(exc).__name__}); "
@@ -364,9 +365,10 @@ class Completed:
 
 
 def run_to_end(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, timeout_s: float,
-               cancel: threading.Event | None = None, sandboxed: bool = True, network: bool = True) -> Completed:
+               cancel: threading.Event | None = None, sandboxed: bool = True, network: bool = True,
+               pass_fds: Sequence[int] = ()) -> Completed:
     """Run ``argv`` until it exits, times out or ``cancel`` is set; always leaves nothing running."""
-    handle = spawn(argv, cwd, env, sandboxed=sandboxed, network=network)
+    handle = spawn(argv, cwd, env, sandboxed=sandboxed, network=network, pass_fds=pass_fds)
     deadline = handle.started + timeout_s
     timed_out = cancelled = False
     try:

@@ -1,40 +1,62 @@
-"""What a shell command runs, as far as the evidence gate cares.
+"""What a shell command line runs, as far as the evidence gate cares (on the shared shell model).
 
-A command line is split into simple commands (on ``&&``, ``||``, ``;``,
-``|``, newlines); each is reduced to its *subjects*: the script file an
-interpreter runs (``file:hello.py``), the module run with ``-m``
-(``prog:pytest``), or the tool and its sub-command (``prog:npm test``,
-``prog:pytest``). Two commands that share a subject exercise the same thing,
-which is how a later success resolves an earlier failure.
+Each simple command of the line (``k1412_ls.shell``) becomes an
+:class:`Invocation` with a role:
 
-Commands are also sorted into three roles:
-
+- ``print``: only prints text the model wrote (``echo``, ``printf``, ``true``,
+  ``:``, ``cat <<EOF``, a ``python3 -c``/here-document program that only
+  prints): it proves nothing;
 - ``probe``: looks without running project code (``ls``, ``cat``, ``grep``,
-  ``git status``, ``echo``, ``python -c …``, ``--version``); a successful
-  probe is an inspection, and a failing one (``grep`` finding nothing) is
-  not a failed execution;
-- ``setup``: installs things (``pip install``, ``npm ci``); its failure is
-  not the work failing, its success is not the work succeeding;
+  ``git status``, ``--version``): an inspection;
+- ``setup``: installs (``pip install``, ``npm ci``);
+- ``vcs``: changes version control state (``git add``); ``commit``: ``git commit``;
+- ``test``: a test runner, with the :class:`~k1412_ls.core.evidence.runners.Suite` it covers;
+- ``build``: a compiler or build tool, with the sources it compiles;
+- ``inline``: a program given inline (``python3 -c``, ``node -e``, a here-document)
+  that does more than print;
 - ``run``: everything else, the executions that prove or disprove the work.
+
+``subjects`` say what an invocation exercises (``file:app.py``,
+``prog:npm test``) so a later success of the same work can resolve an
+earlier failure; ``literals`` are the texts the line prints verbatim, which
+can never carry proof (a test summary inside them makes the line's
+summaries untrustworthy).
 """
 
 from __future__ import annotations
 
-import os
+import ast
 import re
-import shlex
 from dataclasses import dataclass
+from functools import lru_cache
 
+from k1412_ls.core.evidence.runners import (
+    LOOKS_LIKE_SUMMARY,
+    SCRIPT_TEST_WORDS,
+    Suite,
+    cargo_suite,
+    go_suite,
+    js_suite,
+    node_suite,
+    pytest_suite,
+    unittest_suite,
+)
+from k1412_ls.shell import Simple, parse_line, program_name, strip_wrappers
+
+PRINTERS = frozenset({"echo", "printf", "true", "false", ":", "yes", "print"})
 PROBE_PROGRAMS: frozenset[str] = frozenset({
     "ls", "ll", "dir", "cat", "bat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "ack",
     "find", "fd", "which", "whereis", "type", "command", "test", "[", "[[", "wc", "file", "stat", "du", "df",
-    "tree", "pwd", "echo", "printf", "env", "printenv", "diff", "cmp", "sha256sum", "md5sum", "realpath",
-    "readlink", "basename", "dirname", "true", "false", "uname", "whoami", "id", "date", "hostname", "sort",
-    "uniq", "cut", "awk", "sed", "jq", "xxd", "od", "hexdump", "nl", "column", "tr", "cd", "export", "set",
-    "source", ".", "sleep", "git", "ps", "pgrep", "lsof", "free", "nproc", "locale",
+    "tree", "pwd", "env", "printenv", "diff", "cmp", "sha256sum", "md5sum", "realpath", "readlink", "basename",
+    "dirname", "uname", "whoami", "id", "date", "hostname", "sort", "uniq", "cut", "awk", "sed", "jq", "xxd",
+    "od", "hexdump", "nl", "column", "tr", "cd", "export", "set", "source", ".", "sleep", "ps", "pgrep",
+    "lsof", "free", "nproc", "locale", "tee", "wait", "exit", "return", "unset", "declare", "local", "shift",
+    "read", "pushd", "popd", "tac", "fold", "strings", "nm", "objdump", "ldd", "history", "clear", "chmod",
+    "mkdir", "touch", "cp", "mv", "rm", "ln", "rmdir", "tar", "zip", "unzip", "gzip", "gunzip",
 })
+# Programs whose run changes files but proves nothing about code.
 SETUP_WORDS: frozenset[str] = frozenset({"install", "add", "ci", "sync", "uninstall", "remove", "upgrade",
-                                          "update", "download", "fetch", "restore", "init", "venv"})
+                                          "update", "download", "fetch", "restore", "init", "venv", "i"})
 SETUP_PROGRAMS: frozenset[str] = frozenset({"pip", "pip3", "pipx", "npm", "yarn", "pnpm", "bun", "uv", "poetry",
                                             "cargo", "go", "gem", "bundle", "apt", "apt-get", "brew", "conda",
                                             "mamba", "composer", "dotnet", "virtualenv"})
@@ -43,114 +65,350 @@ INTERPRETERS: frozenset[str] = frozenset({
     "bash", "sh", "zsh", "dash", "fish", "lua", "Rscript", "julia", "tsx", "ts-node", "elixir", "swift",
     "java", "groovy", "kotlin", "scala", "dotnet-script",
 })
-# Tools whose first positional word says what they do ("npm test" ≠ "npm install").
+SHELL_NAMES = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"})
+INLINE_FLAGS = frozenset({"-c", "-e", "--eval", "-p", "--print", "-r", "-E"})
 SUBCOMMAND_TOOLS: frozenset[str] = frozenset({
     "npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "just", "uv", "poetry", "dotnet", "mvn", "gradle",
     "./gradlew", "gradlew", "docker", "docker-compose", "kubectl", "deno", "hatch", "tox", "nox", "rake",
     "bundle", "mix", "zig", "swift", "stack", "cabal",
 })
-WRAPPERS: frozenset[str] = frozenset({"sudo", "time", "nice", "nohup", "exec", "env", "command", "builtin",
-                                      "xargs", "stdbuf", "unbuffer", "npx", "pnpx", "bunx"})
-_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+COMPILERS = frozenset({"gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "javac", "rustc", "tsc", "gfortran",
+                       "nvcc", "zig"})
+C_SOURCES = re.compile(r"\.(?:c|cc|cpp|cxx|c\+\+|m|mm|java|rs|ts|tsx|f90|f|cu|zig|s|S)$")
+MAKE_TEST_TARGETS = frozenset({"test", "tests", "check", "ci"})
 _VERSIONED = re.compile(r"^(python|pypy|ruby|perl|php|node)[0-9.]*$")
+TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|[^/]*\.test|[^/]*\.spec|tests?)\.(?:py|js|mjs|cjs|ts)$")
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One simple command of a line, classified."""
+
+    argv: tuple[str, ...]
+    program: str
+    role: str
+    reaches: bool
+    subjects: frozenset[str]
+    suite: Suite | None = None
+    sources: tuple[str, ...] = ()  # what a build compiles
+    outputs: tuple[str, ...] = ()  # what a build produces (-o)
+
+    @property
+    def proves_execution(self) -> bool:
+        return self.role in ("run", "test", "build", "inline")
 
 
 @dataclass(frozen=True)
 class CommandShape:
-    """What a command line runs: its subjects, the files it mentions and its role."""
+    """What a command line runs: its invocations, subjects, mentioned files and overall role."""
 
     command: str
     subjects: frozenset[str]
     mentions: frozenset[str]
-    role: str  # "run" | "probe" | "setup"
+    role: str  # "run" | "test" | "build" | "inline" | "commit" | "setup" | "vcs" | "probe" | "print"
+    invocations: tuple[Invocation, ...] = ()
+    literals: tuple[str, ...] = ()
+    parsed: bool = True
+    tampered: str | None = None
+    writes_to: tuple[str, ...] = ()
 
     @property
     def is_run(self) -> bool:
-        """Whether the command runs project code (not a probe, not an install)."""
-        return self.role == "run"
+        """Whether the command runs project code (not a probe, an install or printed text)."""
+        return self.role in ("run", "test", "build", "inline")
 
+    @property
+    def tests(self) -> tuple[Invocation, ...]:
+        return tuple(i for i in self.invocations if i.role == "test")
 
-def _words(segment: str) -> list[str]:
-    try:
-        return shlex.split(segment, comments=True)
-    except ValueError:  # unbalanced quotes: fall back to plain whitespace
-        return segment.split()
+    @property
+    def builds(self) -> tuple[Invocation, ...]:
+        return tuple(i for i in self.invocations if i.role == "build")
+
+    @property
+    def faked_summary(self) -> bool:
+        """Whether text the line prints verbatim looks like a test summary (its summaries prove nothing)."""
+        return any(LOOKS_LIKE_SUMMARY.search(text) for text in self.literals)
+
+    @property
+    def trusted_status(self) -> bool:
+        """Whether the line's exit status means what bash says it means."""
+        return self.parsed and self.tampered is None
 
 
 def _program(word: str) -> str:
-    base = os.path.basename(word) if "/" in word and not word.startswith("./") else word
+    base = program_name(word)
     versioned = _VERSIONED.match(base)
     return versioned.group(1) if versioned else base
 
 
-def _segment_shape(words: list[str]) -> tuple[str, set[str]]:
-    """(role, subjects) of one simple command."""
-    while words and (_ASSIGNMENT.match(words[0]) or words[0] in WRAPPERS or words[0] == "timeout"):
-        head = words.pop(0)
-        if head == "timeout" and words and re.match(r"^[\d.]+[smhd]?$", words[0]):
-            words.pop(0)
-    if not words:
-        return "probe", set()
+_PRINT_CALLS = frozenset({"print", "exit", "quit", "sys.exit", "sys.stdout.write", "sys.stderr.write",
+                          "os._exit", "pprint", "pprint.pprint", "json.dumps", "str", "len", "repr", "format"})
+
+
+@lru_cache(maxsize=256)
+def python_prints_only(code: str) -> bool:
+    """Whether a Python program only prints constants and exits (imports of sys/os/json allowed)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _call_name(node.func)
+            if name not in _PRINT_CALLS:
+                return False
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(m.split(".")[0] not in ("sys", "os", "json", "pprint", "time") for m in modules):
+                return False
+        elif isinstance(node, (ast.With, ast.Try, ast.Lambda, ast.FunctionDef, ast.ClassDef, ast.Subscript,
+                               ast.Attribute)) and not _benign_attribute(node):
+            return False
+    return True
+
+
+def _benign_attribute(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and _call_name(node) in _PRINT_CALLS | {"sys", "sys.stdout", "sys.stderr",
+                                                                                   "os", "pprint"}
+
+
+def _call_name(func: ast.AST) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return f"{_call_name(func.value)}.{func.attr}"
+    return "?"
+
+
+_JS_PRINT_ONLY = re.compile(r"^\s*(?:(?:console\.(?:log|error|info)|process\.stdout\.write)\s*\(\s*(?:'[^']*'|\"[^\"]*\"|`[^`$]*`)"
+                            r"\s*\)\s*;?\s*|process\.exit\s*\(\s*\d*\s*\)\s*;?\s*)+$")
+
+
+def _inline_program(program: str, args: list[str], simple: Simple) -> tuple[str, str] | None:
+    """(language, code) when an interpreter runs code given inline (``-c``/``-e``/stdin), else None."""
+    for index, arg in enumerate(args):
+        if arg in INLINE_FLAGS or (arg.startswith("-") and not arg.startswith("--") and arg[-1:] in "ce"
+                                   and len(arg) <= 4 and program != "java"):
+            return program, args[index + 1] if index + 1 < len(args) else ""
+        if arg == "-":
+            break
+        if not arg.startswith("-"):
+            return None
+    if simple.heredoc is not None:
+        return program, simple.heredoc
+    if simple.herestring is not None:
+        return program, simple.herestring
+    if simple.stdin:
+        return program, ""  # code from a pipe: unknown
+    return None
+
+
+def _prints_only(language: str, code: str) -> bool:
+    if not code.strip():
+        return False
+    if language.startswith(("python", "pypy")):
+        return python_prints_only(code)
+    if language in ("node", "nodejs", "deno", "bun"):
+        return bool(_JS_PRINT_ONLY.match(code))
+    if language in ("sh", "bash", "zsh", "dash"):
+        inner = command_shape(code)
+        return inner.role == "print"
+    return False
+
+
+def _test_suite(program: str, args: list[str]) -> Suite | None:
+    positionals = [a for a in args if not a.startswith("-")]
+    if program in ("pytest", "py.test"):
+        return pytest_suite(args)
+    if program in ("jest", "vitest", "mocha", "ava", "tap"):
+        return js_suite(program, args)
+    if program == "node" and "--test" in args:
+        return node_suite([a for a in args if a != "--test"])
+    if program == "go" and positionals[:1] == ["test"]:
+        return go_suite(args[args.index("test") + 1:])
+    if program == "cargo" and positionals[:1] in (["test"], ["nextest"]):
+        rest = args[args.index(positionals[0]) + 1:]
+        if rest[:1] == ["run"]:
+            rest = rest[1:]
+        return cargo_suite(rest)
+    if program in ("npm", "yarn", "pnpm", "bun"):
+        words = positionals[1:] if positionals[:1] == ["run"] else positionals
+        if words[:1] and words[0] in SCRIPT_TEST_WORDS | {"t"}:
+            if program == "bun" and words[0] == "test":
+                return js_suite("bun", args[args.index("test") + 1:])
+            extra = [w for w in args[args.index(words[0]) + 1:] if w != "--"]
+            return Suite(f"script:{program} {words[0]}", tuple(x for x in extra if not x.startswith("-")),
+                         "arguments narrow the script" if extra else None)
+    if program in ("make", "just") and positionals[:1] and positionals[0] in MAKE_TEST_TARGETS:
+        return Suite(f"script:{program} {positionals[0]}")
+    if program in ("tox", "nox", "ctest", "mvn", "gradle", "./gradlew", "gradlew", "rake"):
+        if program in ("mvn", "gradle", "./gradlew", "gradlew") and not any(p in ("test", "check", "verify")
+                                                                           for p in positionals):
+            return None
+        return Suite(f"script:{program}", (), "-k/-e/-R filters" if any(a in ("-e", "-R", "-k") for a in args)
+                     and program in ("tox", "ctest") else None)
+    return None
+
+
+def classify(simple: Simple) -> Invocation:
+    """The role and subjects of one simple command."""
+    words = strip_wrappers(simple.argv)
+    if not words or not words[0]:
+        return Invocation(tuple(words), "", "probe", simple.reaches, frozenset())
     program = _program(words[0])
     rest = words[1:]
-    if any(w in ("--version", "-V", "--help", "-h") for w in rest[:2]) and len(rest) <= 2:
-        return "probe", set()
-    if program in INTERPRETERS or program == "python":
-        if not rest:
-            return "probe", set()
-        for index, word in enumerate(rest):
-            if word == "-m" and index + 1 < len(rest):
-                module = rest[index + 1]
-                if module in ("pip", "venv", "ensurepip"):
-                    return "setup", {f"prog:{module}"}
-                return "run", {f"prog:{module}"}
-            if word in ("-c", "-e", "--eval", "-p", "--print"):
-                return "probe", {f"inline:{program}"}
-            if not word.startswith("-"):
-                return "run", {f"file:{word.removeprefix('./')}"}
-        return "probe", set()
+    reach = simple.reaches
+
+    def make(role: str, subjects: set[str] | frozenset[str] = frozenset(), **kw: object) -> Invocation:
+        return Invocation(tuple(words), program, role, reach, frozenset(subjects), **kw)  # type: ignore[arg-type]
+
+    if program in PRINTERS:
+        return make("print")
+    if program == "cat" and not [a for a in rest if not a.startswith("-")] and (simple.heredoc is not None
+                                                                                 or simple.herestring is not None):
+        return make("print")
+    if any(w in ("--version", "-V", "--help", "-h", "-version") for w in rest[:2]) and len(rest) <= 2:
+        return make("probe")
+    if program in ("python", "python3", "python2", "pypy", "pypy3"):
+        module = _module(rest)
+        if module is not None:
+            name, args = module
+            if name in ("pytest", "py.test"):
+                return make("test", {"prog:pytest"}, suite=pytest_suite(args))
+            if name == "unittest":
+                return make("test", {"prog:unittest"}, suite=unittest_suite(args))
+            if name in ("pip", "venv", "ensurepip", "virtualenv"):
+                return make("setup", {f"prog:{name}"})
+            if name in ("py_compile", "compileall"):
+                return make("probe", {f"prog:{name}"})
+            if name in ("timeit", "cProfile", "profile", "trace"):
+                return make("run", {f"prog:{name}"})
+            return make("run", {f"prog:{name}"})
+    if program in INTERPRETERS:
+        inline = _inline_program(program, rest, simple)
+        if inline is not None and program in SHELL_NAMES and inline[1] and not simple.stdin:
+            return make("wrapper")  # its commands are parsed and classified on their own
+        if inline is not None:
+            language, code = inline
+            if _prints_only(language, code):
+                return make("print")
+            return make("inline", {f"inline:{program}"})
+        if program == "node" and "--test" in rest:
+            return make("test", {"prog:node --test"}, suite=_test_suite("node", rest))
+        script = _script(rest)
+        if script is None:
+            return make("probe")
+        if TEST_FILE.search(script):
+            return make("test", {f"file:{script}"}, suite=Suite(f"file:{script}", (script,)))
+        return make("run", {f"file:{script.removeprefix('./')}"})
+    suite = _test_suite(program, rest)
+    if suite is not None:
+        label = suite.family if suite.family.startswith("script:") else program
+        return make("test", {f"prog:{label.removeprefix('script:')}"}, suite=suite)
     if program == "git":
-        return "probe", {f"prog:git {rest[0]}" if rest else "prog:git"}
+        sub = next((w for w in rest if not w.startswith("-")), "")
+        if sub == "commit":
+            return make("commit", {"prog:git commit"})
+        if sub in ("status", "diff", "log", "show", "blame", "branch", "rev-parse", "ls-files", "remote", "tag",
+                   "describe", "shortlog", "grep", "config"):
+            return make("probe", {f"prog:git {sub}"})
+        return make("vcs", {f"prog:git {sub}"})
+    if program in COMPILERS or (program in ("go", "cargo") and rest[:1] == ["build"]) or (
+            program == "make" and not [p for p in rest if not p.startswith("-")]) or program == "cmake":
+        sources = tuple(a for a in rest if C_SOURCES.search(a))
+        outputs = tuple(rest[i + 1] for i, a in enumerate(rest[:-1]) if a == "-o")
+        checks_only = program in COMPILERS and any(a in ("-fsyntax-only", "-E", "--noEmit") for a in rest)
+        return make("build", {f"build:{program}", *(f"file:{s}" for s in sources)}, sources=sources,
+                    outputs=outputs) if not checks_only else make("build", {f"build:{program}"}, sources=sources)
     positional = [w for w in rest if not w.startswith("-")]
     if program in SETUP_PROGRAMS and positional and positional[0] in SETUP_WORDS:
-        return "setup", {f"prog:{program} {positional[0]}"}
+        return make("setup", {f"prog:{program} {positional[0]}"})
     if program in PROBE_PROGRAMS:
-        return "probe", {f"prog:{program}"}
+        return make("probe", {f"prog:{program}"})
     if program.startswith("./") or "/" in program:
-        return "run", {f"file:{program.removeprefix('./')}"}
+        path = program.removeprefix("./")
+        if TEST_FILE.search(path):
+            return make("test", {f"file:{path}"}, suite=Suite(f"file:{path}", (path,)))
+        return make("run", {f"file:{path}"})
     if program in SUBCOMMAND_TOOLS:
         sub = positional[0] if positional else ""
         if program in ("npm", "yarn", "pnpm", "bun") and sub == "run" and len(positional) > 1:
             sub = positional[1]
-        return "run", {f"prog:{program} {sub}".rstrip()}
-    return "run", {f"prog:{program}"}
+        return make("run", {f"prog:{program} {sub}".rstrip()})
+    return make("run", {f"prog:{program}"})
 
 
-def command_shape(command: str) -> CommandShape:
-    """Subjects, mentioned paths and role of a shell command line."""
-    subjects: set[str] = set()
-    mentions: set[str] = set()
-    roles: list[str] = []
-    for segment in _SPLIT.split(command.strip()):
-        if not segment:
+def classify_argv(argv: list[str]) -> Invocation:
+    """Classify a command known only by its arguments (an observed program)."""
+    return classify(Simple(tuple(argv), " ".join(argv), False))
+
+
+def _module(args: list[str]) -> tuple[str, list[str]] | None:
+    for index, word in enumerate(args):
+        if word == "-m" and index + 1 < len(args):
+            return args[index + 1], args[index + 2:]
+        if word.startswith("-m") and len(word) > 2:
+            return word[2:], args[index + 1:]
+        if word in ("-W", "-X"):
             continue
-        words = _words(segment)
-        mentions.update(w.removeprefix("./") for w in words if "." in w or "/" in w)
-        role, found = _segment_shape(list(words))
-        roles.append(role)
-        subjects |= found
-    if "run" in roles:
-        role = "run"
-    elif "setup" in roles:
-        role = "setup"
-    else:
-        role = "probe"
-    return CommandShape(command, frozenset(subjects), frozenset(mentions), role)
+        if not word.startswith("-"):
+            return None
+    return None
+
+
+def _script(args: list[str]) -> str | None:
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+            continue
+        if word in ("-W", "-X", "-r", "--require", "--import", "-I", "-M"):
+            skip = True
+            continue
+        if word.startswith("-"):
+            continue
+        return word
+    return None
+
+
+def _literals(simple: Simple, invocation: Invocation) -> list[str]:
+    texts: list[str] = []
+    if invocation.role == "print":
+        texts.extend(w for w in invocation.argv[1:] if w)
+        if simple.heredoc:
+            texts.append(simple.heredoc)
+        if simple.herestring:
+            texts.append(simple.herestring)
+        texts.extend(w for w in invocation.argv if w and len(w) > 20)  # code of a print-only program
+    return texts
+
+
+@lru_cache(maxsize=1024)
+def command_shape(command: str) -> CommandShape:
+    """Invocations, subjects, mentioned paths and overall role of a shell command line."""
+    line = parse_line(command)
+    invocations: list[Invocation] = []
+    literals: list[str] = []
+    mentions: set[str] = set()
+    writes: list[str] = []
+    for simple in line.commands:
+        invocation = classify(simple)
+        invocations.append(invocation)
+        literals.extend(_literals(simple, invocation))
+        mentions.update(w.removeprefix("./") for w in simple.argv if ("." in w or "/" in w) and " " not in w)
+        writes.extend(simple.writes_to)
+    mentions.update(w.removeprefix("./") for w in writes)
+    roles = {i.role for i in invocations}
+    role = next((r for r in ("test", "build", "inline", "run", "commit", "setup", "vcs", "probe") if r in roles),
+                "print")
+    subjects = frozenset(s for i in invocations for s in i.subjects)
+    return CommandShape(command, subjects, frozenset(mentions), role, tuple(invocations), tuple(literals),
+                        line.parsed, line.tampered, tuple(writes))
 
 
 def same_work(failed: CommandShape, later: CommandShape) -> bool:
     """Whether ``later`` re-runs what ``failed`` ran: the same command line or a shared subject."""
     if " ".join(failed.command.split()) == " ".join(later.command.split()):
         return True
-    return bool({s for s in failed.subjects if not s.startswith("inline:")} & later.subjects)
+    return bool({s for s in failed.subjects if not s.startswith(("inline:", "build:"))} & later.subjects)

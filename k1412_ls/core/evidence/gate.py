@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.ledger import EvidenceLedger
 from k1412_ls.core.evidence.requirements import Requirements
-from k1412_ls.core.evidence.rules import CHECKS, Evidence, Problem
+from k1412_ls.core.evidence.claims import find_claims
+from k1412_ls.core.evidence.rules import CHECKS, Evidence, Problem, failure_problems
 
 
 @dataclass(frozen=True)
@@ -72,14 +73,26 @@ class CompletionGate:
         evidence = Evidence(writes, looks, runs, self.requirements, final_message, tuple(ledger.skipped))
         problems: list[Problem] = []
         satisfied: list[str] = []
-        for kind in self.requirements.kinds:
+        required = list(self.requirements.kinds)
+        for kind in required:
             found = CHECKS[kind](evidence)
+            if kind == required[0] and not self.requirements.question and not {"execution", "tests", "build"} & set(
+                    required):
+                # Work that failed and was never made to succeed cannot be complete, whatever was asked.
+                found = found + [p for p in failure_problems(evidence, kind) if str(p) not in map(str, found)]
             if found:
                 problems.extend(found)
             else:
                 satisfied.append(kind)
+        claimed = CHECKS["claims"](evidence)
+        if find_claims(final_message):
+            required.append("claims")
+            if claimed:
+                problems.extend(claimed)
+            else:
+                satisfied.append("claims")
         return Verdict(
-            complete=not problems, required=list(self.requirements.kinds), satisfied=satisfied,
+            complete=not problems, required=required, satisfied=satisfied,
             missing=[str(p) for p in problems], instruction=recovery_instruction(problems), problems=tuple(problems),
         )
 

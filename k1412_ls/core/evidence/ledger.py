@@ -22,6 +22,8 @@ from typing import Any
 
 from k1412_ls.core.events import Event
 from k1412_ls.core.evidence.commands import CommandShape, command_shape
+from k1412_ls.core.evidence.outcomes import LineOutcome, line_outcome
+from k1412_ls.core.evidence.runners import Tally, parse_summary
 
 
 def normalize_path(path: str) -> str:
@@ -33,9 +35,8 @@ def normalize_path(path: str) -> str:
 
 
 def same_path(a: str, b: str) -> bool:
-    """Whether two paths name the same file; a bare name matches a path ending in it."""
-    a, b = normalize_path(a), normalize_path(b)
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+    """Whether two paths name the same file: equal after normalisation (never by suffix)."""
+    return normalize_path(a) == normalize_path(b)
 
 
 def covers(listed: str, path: str) -> bool:
@@ -56,6 +57,8 @@ class WriteEntry:
     measurements: tuple[str, ...] = ()
     shebang: bool = False
     from_path: str | None = None
+    by_command: bool = False
+    binary: bool = False
 
     @property
     def removes(self) -> bool:
@@ -88,6 +91,17 @@ class RunEntry:
     numbers: frozenset[str]
     source: str  # exec | process
     process_id: str | None = None
+    outcome: LineOutcome = LineOutcome()
+    cwd: str = "."
+
+    @property
+    def proves_run(self) -> bool:
+        """A program that runs code exited 0, and no test or build in the line failed."""
+        if self.source == "process":
+            return self.succeeded
+        o = self.outcome
+        return o.executed and not any(t.outcome == "fail" for t in o.tests) \
+            and not any(b.ok is False for b in o.builds) and not o.failed_programs
 
     @property
     def command(self) -> str:
@@ -156,6 +170,8 @@ class EvidenceLedger:
             self.looks.append(LookEntry(seq, depth, tool, "git", paths, whole))
         elif kind == "exec":
             self._take_run(seq, depth, tool, facts, "exec")
+            if isinstance(facts.get("changes"), list):
+                self._take_writes(seq, depth, tool, {"writes": facts["changes"]})
         elif kind == "process":
             self._take_run(seq, depth, tool, facts, "process")
 
@@ -179,7 +195,8 @@ class EvidenceLedger:
             origin = raw.get("from")
             self.writes.append(WriteEntry(seq, depth, tool, path, action, tuple(map(str, measurements)),
                                           bool(raw.get("shebang")),
-                                          normalize_path(origin) if isinstance(origin, str) else None))
+                                          normalize_path(origin) if isinstance(origin, str) else None,
+                                          raw.get("by") == "command", bool(raw.get("binary"))))
 
     def _take_run(self, seq: int, depth: int, tool: str, facts: dict[str, Any], source: str) -> None:
         command = facts.get("command")
@@ -202,8 +219,14 @@ class EvidenceLedger:
             failed = not succeeded
         numbers = frozenset(str(n) for n in facts.get("numbers") or [])
         process_id = facts.get("process_id") if isinstance(facts.get("process_id"), str) else None
-        self.runs.append(RunEntry(seq, depth, tool, command_shape(command), exit_code, succeeded, failed, numbers,
-                                  source, process_id))
+        shape = command_shape(command)
+        outcome = LineOutcome()
+        if source == "exec":
+            observed = facts.get("observed") if isinstance(facts.get("observed"), list) else []
+            outcome = line_outcome(shape, exit_code, stopped, observed, _tally(facts))
+        cwd = facts.get("cwd") if isinstance(facts.get("cwd"), str) else "."
+        self.runs.append(RunEntry(seq, depth, tool, shape, exit_code, succeeded, failed, numbers,
+                                  source, process_id, outcome, normalize_path(cwd)))
 
     def snapshot(self) -> tuple[list[WriteEntry], list[LookEntry], list[RunEntry]]:
         """The entries sorted by ``seq`` (a consistent copy, safe while events keep arriving)."""
@@ -233,3 +256,15 @@ def written_files(writes: list[WriteEntry]) -> dict[str, FileState]:
             states[entry.from_path] = FileState(entry.from_path, origin)
         states[entry.path] = FileState(entry.path, entry)
     return states
+
+
+def _tally(facts: dict[str, Any]) -> Tally:
+    """The test summary of an exec fact (recomputed from the excerpt for logs that predate it)."""
+    raw = facts.get("tests")
+    if isinstance(raw, dict):
+        try:
+            return Tally(**{k: raw[k] for k in ("found", "passed", "failed", "errors", "skipped", "filtered")})
+        except (KeyError, TypeError):
+            pass
+    output = facts.get("output")
+    return parse_summary(output) if isinstance(output, str) else Tally()

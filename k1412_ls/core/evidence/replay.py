@@ -32,6 +32,15 @@ def run_task(events: Iterable[Event]) -> str:
     return ""
 
 
+def recorded_requirements(events: Iterable[Event]) -> dict[str, object] | None:
+    """The target resolution the root run recorded (policy v4 onwards), if any."""
+    for event in events:
+        if event.type == "run.created" and event.depth == 0:
+            record = event.payload.get("requirements")
+            return record if isinstance(record, dict) else None
+    return None
+
+
 def final_message(events: list[Event]) -> str:
     """The root agent's final answer as the log recorded it."""
     for event in reversed(events):
@@ -67,7 +76,7 @@ def recheck(events: list[Event]) -> Verdict:
     ledger = EvidenceLedger()
     for event in ordered:
         ledger.record(event)
-    gate = CompletionGate(derive_requirements(run_task(ordered)))
+    gate = CompletionGate(derive_requirements(run_task(ordered), recorded=recorded_requirements(ordered)))
     return gate.check(ledger, final_message(ordered))
 
 

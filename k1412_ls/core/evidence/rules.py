@@ -29,10 +29,14 @@ Shared definitions:
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
+from k1412_ls.core.evidence.claims import find_claims
 from k1412_ls.core.evidence.commands import same_work
+from k1412_ls.core.evidence.outcomes import BuildOutcome, TestOutcome
+from k1412_ls.core.evidence.runners import Suite
 from k1412_ls.core.evidence.ledger import (
     FileState,
     LookEntry,
@@ -44,7 +48,7 @@ from k1412_ls.core.evidence.ledger import (
 )
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.core.numbers import extract_measurements
-from k1412_ls.core.vocabulary import is_report_path, is_source_path
+from k1412_ls.core.vocabulary import extract_targets, is_report_path, is_source_path
 
 MAX_LISTED = 3
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(?:[^\n]*\n){2,}?[^\n]*```|(?:^(?: {4}|\t)\S[^\n]*\n){3,}", re.MULTILINE)
@@ -84,14 +88,37 @@ def _names(paths: list[str] | tuple[str, ...]) -> str:
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
+def _join(cwd: str, word: str) -> str:
+    word = word.removeprefix("./")
+    if word.startswith("/") or cwd in (".", ""):
+        return word
+    return posixpath.normpath(f"{cwd}/{word}")
+
+
 def _touches(run: RunEntry, path: str) -> bool:
-    return any(same_path(m, path) for m in run.shape.mentions) or any(
-        s.startswith("file:") and same_path(s[5:], path) for s in run.shape.subjects)
+    mentions = {_join(run.cwd, m) for m in run.shape.mentions}
+    subjects = {_join(run.cwd, s[5:]) for s in run.shape.subjects if s.startswith("file:")}
+    return any(same_path(m, path) for m in mentions | subjects)
+
+
+def _reads_content(run: RunEntry) -> bool:
+    """A successful command that looked inside files (not ``ls``/``pwd``/printed text)."""
+    return run.succeeded and run.shape.role not in ("print",) and any(
+        i.role in ("probe", "run", "test", "build", "inline") and i.program not in _NO_CONTENT
+        for i in run.shape.invocations)
+
+
+_NO_CONTENT = frozenset({"ls", "ll", "dir", "pwd", "cd", "tree", "which", "whereis", "type", "echo", "printf",
+                         "true", ":", "date", "whoami", "id", "uname", "hostname", "env", "printenv", "sleep",
+                         "export", "set", "mkdir", "touch", "du", "df", "stat", "realpath", "readlink",
+                         "basename", "dirname", "nproc", "free", "locale", "test", "[", "[["})
 
 
 def verified(ev: Evidence, state: FileState) -> bool:
     """Whether a successful tool event after the last change to ``state.path`` verifies it."""
     after = state.last.seq
+    if state.last.by_command and not state.present:
+        return True  # K1412 itself saw the file disappear
     for look in ev.looks:
         if look.seq <= after:
             continue
@@ -102,51 +129,139 @@ def verified(ev: Evidence, state: FileState) -> bool:
         if look.kind == "inspect" and not state.present:
             return True
     for run in ev.runs:
-        if run.seq <= after or not run.succeeded:
+        same_line = run.seq == after and state.last.by_command
+        if run.seq < after or (run.seq == after and not same_line) or not run.succeeded:
             continue
-        if run.source == "process" or run.shape.role in ("run", "setup") or _touches(run, state.path):
+        if run.source == "process" or run.proves_run:
+            return True
+        if run.shape.role in ("probe", "setup") and _touches(run, state.path):
             return True
     return False
 
 
 def successful_runs(ev: Evidence) -> list[RunEntry]:
-    """Runs that prove an execution: a ``run`` command exiting 0 or a healthy background process."""
-    return [r for r in ev.runs if r.succeeded and (r.source == "process" or r.shape.is_run)]
+    """Runs that prove an execution: a program that ran code and exited 0, or a healthy background process."""
+    return [r for r in ev.runs if r.proves_run]
 
 
-def unresolved_failures(ev: Evidence) -> list[RunEntry]:
-    """Failed executions that no later successful run of the same work resolved."""
-    result: list[RunEntry] = []
-    for failed in ev.runs:
-        if not failed.failed or (failed.source == "exec" and not failed.shape.is_run):
+@dataclass(frozen=True)
+class OpenFailure:
+    """A failure no later success of the same work resolved."""
+
+    run: RunEntry
+    what: str  # test | build | run
+    detail: str
+
+    def describe(self) -> str:
+        return self.detail
+
+
+def _later(ev: Evidence, seq: int) -> list[RunEntry]:
+    return [r for r in ev.runs if r.seq > seq]
+
+
+def _test_resolved(ev: Evidence, failed: TestOutcome, seq: int) -> bool:
+    return any(t.outcome == "pass" and t.suite.covers(failed.suite) for r in _later(ev, seq) for t in r.outcome.tests)
+
+
+def _build_resolved(ev: Evidence, failed: BuildOutcome, run: RunEntry, seq: int) -> bool:
+    for later in _later(ev, seq):
+        for build in later.outcome.builds:
+            if build.ok is not True:
+                continue
+            if failed.sources and set(failed.sources) <= set(build.sources):
+                return True
+            if not failed.sources and build.program == failed.program and build.argv == failed.argv:
+                return True
+        if not failed.sources and later.proves_run and same_work(run.shape, later.shape) \
+                and any(b.ok for b in later.outcome.builds):
+            return True
+    return False
+
+
+def unresolved_failures(ev: Evidence) -> list[OpenFailure]:
+    """Failed tests, builds and programs that no later success of the same work resolved."""
+    result: list[OpenFailure] = []
+    for run in ev.runs:
+        if run.source == "process":
+            if run.failed and not any(later.seq > run.seq and later.proves_run and same_work(run.shape, later.shape)
+                                      for later in ev.runs):
+                result.append(OpenFailure(run, "run", f"{run.describe()} failed"))
             continue
-        if not any(later.seq > failed.seq and later.succeeded and same_work(failed.shape, later.shape)
-                   for later in ev.runs):
-            result.append(failed)
+        for test in run.outcome.tests:
+            if test.outcome == "fail" and not _test_resolved(ev, test, run.seq):
+                result.append(OpenFailure(run, "test", f"the tests ({test.suite.describe()}) in `{run.command}` "
+                                          f"failed ({test.why})"))
+        for build in run.outcome.builds:
+            if build.ok is False and not _build_resolved(ev, build, run, run.seq):
+                what = _names(build.sources) if build.sources else " ".join(build.argv)
+                result.append(OpenFailure(run, "build", f"the build of {what} in `{run.command}` failed"))
+        for program in run.outcome.failed_programs:
+            subjects = program.subjects or run.shape.subjects
+            if not any(later.proves_run and (subjects & later.shape.subjects
+                                             or " ".join(later.command.split()) == " ".join(run.command.split()))
+                       for later in _later(ev, run.seq)):
+                result.append(OpenFailure(run, "run", f"`{' '.join(program.argv)[:80]}` in `{run.command}` failed"))
     return result
 
 
-def failure_remedy(failed: RunEntry) -> str:
+def failure_remedy(failed: OpenFailure) -> str:
     """The one remedy for an unresolved failure (shared so the instruction never repeats it)."""
-    return f"fix the cause and run `{failed.command}` again with run_command until it exits 0."
+    return f"fix the cause and run `{failed.run.command}` again with run_command until it succeeds."
 
 
 def _looked_at(ev: Evidence, target: str) -> bool:
-    """A named file the run only used as input: read, listed, searched or named by a command."""
-    return any(any(same_path(p, target) for p in look.paths) for look in ev.looks) or any(
-        run.succeeded and _touches(run, target) for run in ev.runs)
+    """Whether the content of ``target`` was read in this run (a listing or ``pwd`` reads nothing)."""
+    for look in ev.looks:
+        if look.kind == "read" and any(same_path(p, target) for p in look.paths):
+            return True
+        if look.tool == "search_files" and any(covers(p, target) for p in look.paths):
+            return True
+        if look.kind == "git" and look.tool == "git_diff" and any(covers(p, target) for p in look.paths):
+            return True
+    return any(_reads_content(run) and _touches(run, target) for run in ev.runs)
+
+
+def _read_anything(ev: Evidence) -> bool:
+    return any(look.kind == "read" or look.tool in ("search_files", "git_diff") for look in ev.looks) or any(
+        _reads_content(run) and (run.shape.mentions or run.proves_run) for run in ev.runs)
+
+
+def _code_files(ev: Evidence) -> dict[str, FileState]:
+    """Written files that need verifying (text a tool or command wrote; binaries a build made are exempt)."""
+    return {p: s for p, s in ev.files.items() if not s.last.binary}
+
+
+def _acknowledges_unchanged(text: str) -> bool:
+    return bool(re.search(r"\balready\b|\bno\s+changes?\s+(?:was|were)?\s*needed\b|\bunchanged\b|已经|无需|不需要修改",
+                          text, re.IGNORECASE))
 
 
 def check_artifact(ev: Evidence) -> list[Problem]:
-    """Rule ``artifact``: every file written is verified after its last change; named targets are written."""
-    files = ev.files
+    """Rule ``artifact``: a named file (else some file) changed, and every change verified after it."""
+    req = ev.requirements
+    files = _code_files(ev)
     problems: list[Problem] = []
-    for target in ev.requirements.targets:
-        if not any(same_path(path, target) for path in files) and not _looked_at(ev, target):
-            problems.append(Problem("artifact", f"{target} was never written",
-                                    f"create {target} with write_file, then read it back with read_file."))
+    wanted = req.change_targets
+    deleting = req.needs("deletion")
+    changed_targets = [t for t in wanted if any(same_path(p, t) and (s.present or deleting) for p, s in files.items())]
+    skipped_targets = [t for t in wanted if any(same_path(p, t) for p in ev.skipped)]
+    if wanted and not changed_targets:
+        if skipped_targets and _acknowledges_unchanged(ev.final_message):
+            return []
+        target = wanted[0]
+        what = "deleted" if deleting else "changed"
+        problems.append(Problem("artifact", f"{_names(wanted)} was never {what} in this run",
+                                f"make the requested change to {target} itself (not another file), then verify it."))
+    for target in wanted:
+        state = next((s for p, s in files.items() if same_path(p, target)), None)
+        if state is not None and not state.present and not deleting:
+            problems.append(Problem("artifact", f"{target} was deleted after it was changed",
+                                    f"restore {target} with write_file and verify it."))
     if not files:
-        if ev.skipped:
+        if ev.skipped and _acknowledges_unchanged(ev.final_message) and (not wanted or skipped_targets):
+            return problems
+        if ev.skipped and not problems:
             problems.append(Problem(
                 "artifact", f"{_names(ev.skipped)} already had the requested content before this run "
                 "(the write was skipped as unchanged), so this run wrote nothing",
@@ -156,16 +271,7 @@ def check_artifact(ev: Evidence) -> list[Problem]:
             problems.append(Problem("artifact", "no file was written in this run",
                                     "write the requested file with write_file, then read it back with read_file."))
         return problems
-    failures = unresolved_failures(ev)
-    crashed: dict[str, RunEntry] = {}
-    for failed in failures:
-        for state in files.values():
-            if state.present and _touches(failed, state.path):
-                crashed.setdefault(state.path, failed)
-    for path, failed in list(crashed.items())[:MAX_LISTED]:
-        problems.append(Problem("artifact", f"{path} failed when run: {failed.describe()} and no later run "
-                                "succeeded", failure_remedy(failed)))
-    unverified = [s for s in files.values() if s.path not in crashed and not verified(ev, s)]
+    unverified = [s for s in files.values() if not verified(ev, s)]
     for state in unverified[:MAX_LISTED]:
         if state.present and is_source_path(state.path):
             remedy = f"run {state.path} (or its tests) with run_command so the output proves it works."
@@ -181,10 +287,12 @@ def check_artifact(ev: Evidence) -> list[Problem]:
 
 def check_source(ev: Evidence) -> list[Problem]:
     """Rule ``source``: a separate source file (source extension or ``#!``) exists; named ones if named."""
-    wanted = ev.requirements.source_targets
-    sources = [s for s in ev.files.values()
-               if s.present and (is_source_path(s.path) or s.last.shebang)
-               and (not wanted or any(same_path(s.path, t) for t in wanted))]
+    req = ev.requirements
+    wanted = req.source_targets
+    present = [s for s in ev.files.values() if s.present and (is_source_path(s.path) or s.last.shebang)]
+    if req.needs("tests") and "source" in req.kinds and any(TEST_FILE.search(s.path) for s in present):
+        return []
+    sources = [s for s in present if not wanted or any(same_path(s.path, t) for t in wanted)]
     if sources:
         return []
     example = wanted[0] if wanted else "a .py file"
@@ -198,30 +306,148 @@ def check_source(ev: Evidence) -> list[Problem]:
                     remedy)]
 
 
+def failure_problems(ev: Evidence, kind: str) -> list[Problem]:
+    return [Problem(kind, f"{f.describe()} and no later run of the same work succeeded", failure_remedy(f))
+            for f in unresolved_failures(ev)[:MAX_LISTED]]
+
+
+def _attempted(ev: Evidence) -> bool:
+    return any(r.proves_run or r.outcome.failed_programs or any(t.outcome in ("pass", "fail") for t in r.outcome.tests)
+               or any(b.ok is not None for b in r.outcome.builds) for r in ev.runs)
+
+
 def check_execution(ev: Evidence) -> list[Problem]:
-    """Rule ``execution``: a successful run exists and no run failure is left unresolved."""
-    problems = [Problem("execution", f"{f.describe()} failed and no later run of it succeeded", failure_remedy(f))
-                for f in unresolved_failures(ev)[:MAX_LISTED]]
-    if not successful_runs(ev) and not problems:
-        sources = [t for t in ev.requirements.source_targets] or [
-            s.path for s in ev.files.values() if s.present and is_source_path(s.path)]
+    """Rule ``execution``: a successful run exists (a question: any run with a known outcome)."""
+    req = ev.requirements
+    if req.question:
+        if _attempted(ev):
+            return []
+        return [Problem("execution", "nothing was run to answer the question",
+                        "run the command that answers it with run_command and report its real output.")]
+    problems = [] if req.needs("tests") or req.needs("build") else failure_problems(ev, "execution")
+    runs = successful_runs(ev)
+    named = [t for t in req.source_targets if t not in req.inputs] if not req.needs("tests") else []
+    if runs and named and not req.needs("artifact") and not any(_touches(r, t) for r in runs for t in named):
+        problems.append(Problem("execution", f"{_names(named)} was never run successfully",
+                                f"run {named[0]} with run_command so its exit code and output prove it works."))
+    if not runs and not problems:
+        sources = list(req.source_targets) or [s.path for s in ev.files.values() if s.present
+                                                 and is_source_path(s.path)]
         what = f"run {sources[0]}" if sources else "run the program or its tests"
         only_probes = any(r.succeeded for r in ev.runs)
-        detail = ("only inspection commands ran; nothing was executed" if only_probes
+        detail = ("only inspection or printing commands ran; nothing was executed" if only_probes
                   else "nothing was run in this run")
         problems.append(Problem("execution", detail, f"{what} with run_command so its exit code and output prove "
                                                       "it works."))
     return problems
 
 
+def _last_code_write(ev: Evidence) -> int:
+    seqs = [s.last.seq for s in ev.files.values() if not s.last.binary and not is_report_path(s.path)]
+    return max(seqs, default=0)
+
+
+def _scope_ok(ev: Evidence, suite: Suite) -> bool:
+    if suite.collect_only:
+        return False
+    if suite.whole:
+        return True
+    if suite.narrowed:
+        return False
+    req = ev.requirements
+    allowed = [t for t in req.targets if TEST_FILE.search(t)]
+    if req.needs("source") or "tests" in req.tags:
+        allowed += [p for p, s in ev.files.items() if s.present and TEST_FILE.search(p)]
+    if not allowed:
+        return False
+    return all(any(same_path(t.split("::")[0], a) or covers(t, a) for a in allowed) for t in suite.targets)
+
+
+def passing_tests_after(ev: Evidence, seq: int) -> list[TestOutcome]:
+    return [t for r in ev.runs if r.seq > seq for t in r.outcome.tests if t.outcome == "pass" and _scope_ok(ev, t.suite)]
+
+
+def check_tests(ev: Evidence) -> list[Problem]:
+    """Rule ``tests``: the whole suite (or the subset asked for) passed after the last change; none left failing."""
+    req = ev.requirements
+    if req.question:
+        ran = [t for r in ev.runs for t in r.outcome.tests if t.outcome in ("pass", "fail") and
+               (t.suite.whole or _scope_ok(ev, t.suite))]
+        if ran:
+            return []
+        return [Problem("tests", "the test suite was never run in full",
+                        "run the whole test suite with run_command (no -k, no file subset) and report its result.")]
+    problems = [p for p in failure_problems(ev, "tests")]
+    if passing_tests_after(ev, _last_code_write(ev)):
+        return problems
+    narrowed = [t for r in ev.runs for t in r.outcome.tests if t.outcome == "pass" and not _scope_ok(ev, t.suite)]
+    unknown = [t for r in ev.runs for t in r.outcome.tests if t.outcome in ("unknown", "none")]
+    if not problems:
+        if narrowed:
+            detail = f"only a narrowed run passed ({narrowed[-1].suite.describe()}), not the whole suite"
+        elif unknown:
+            detail = f"no test run proved passing tests ({unknown[-1].why})"
+        else:
+            detail = "the tests were never run after the last change"
+        problems.append(Problem("tests", detail, "run the whole test suite with run_command (plain `python3 -m "
+                                                 "pytest -q` or the project's runner, nothing masking its exit "
+                                                 "status) and make it pass."))
+    return problems
+
+
+def check_build(ev: Evidence) -> list[Problem]:
+    """Rule ``build``: the named sources (or the project) compiled after their last change."""
+    req = ev.requirements
+    named = [t for t in req.targets if re.search(r"\.(?:c|cc|cpp|cxx|rs|go|java|ts)$", t)]
+    builds = [(r.seq, b) for r in ev.runs for b in r.outcome.builds]
+    relevant = [(seq, b) for seq, b in builds if not named or any(
+        same_path(s, n) or s.endswith("/" + n) for s in b.sources for n in named) or (not b.sources and b.program in
+                                                                                     ("make", "cmake", "cargo", "go"))]
+    if req.question:
+        if any(b.ok is not None for _, b in relevant):
+            return []
+        return [Problem("build", f"{_names(named) if named else 'the code'} was never compiled",
+                        f"compile {named[0] if named else 'it'} with run_command and report the compiler's output.")]
+    problems = failure_problems(ev, "build") if not req.needs("tests") else []
+    after = _last_code_write(ev)
+    if not any(b.ok and seq > after for seq, b in relevant) and not problems:
+        problems.append(Problem("build", f"{_names(named) if named else 'the code'} was not compiled successfully "
+                                "after the last change",
+                                f"compile {named[0] if named else 'it'} with run_command until it succeeds."))
+    return problems
+
+
+def check_commit(ev: Evidence) -> list[Problem]:
+    """Rule ``commit``: a ``git commit`` exited 0 in this run."""
+    if any(r.outcome.committed for r in ev.runs):
+        return []
+    return [Problem("commit", "no git commit succeeded in this run",
+                    "commit with run_command (`git add -A && git commit -m '…'`) and check it with git log.")]
+
+
+def check_deletion(ev: Evidence) -> list[Problem]:
+    """Rule ``deletion``: the named files (else some file) are gone at the end of the run."""
+    targets = ev.requirements.change_targets
+    gone = [p for p, s in ev.files.items() if not s.present]
+    if targets:
+        missing = [t for t in targets if not any(same_path(g, t) for g in gone)]
+    else:
+        missing = [] if gone else ["the file"]
+    if not missing:
+        return []
+    return [Problem("deletion", f"{_names(missing)} was not deleted in this run",
+                    f"delete {missing[0]} (rm with run_command, or apply_patch) and confirm with list_files.")]
+
+
 def report_files(ev: Evidence) -> tuple[list[FileState], bool]:
     """Written files that can be the report, and whether the request named them."""
     req = ev.requirements
-    named = req.report_targets or tuple(t for t in req.targets if not is_source_path(t))
+    named = req.destinations or req.report_targets or tuple(
+        t for t in req.targets if not is_source_path(t) and t not in req.inputs)
     present = [s for s in ev.files.values() if s.present]
     if named:
         return [s for s in present if any(same_path(s.path, t) for t in named)], True
-    return [s for s in present if is_report_path(s.path)], False
+    return [s for s in present if is_report_path(s.path) and not s.last.binary], False
 
 
 def _first_run_seq(ev: Evidence) -> int | None:
@@ -242,7 +468,7 @@ def check_report(ev: Evidence) -> list[Problem]:
         return []
     files, named = report_files(ev)
     req = ev.requirements
-    target = (req.report_targets or req.targets or ("report.md",))[0]
+    target = (req.destinations or req.report_targets or req.targets or ("report.md",))[0]
     if files:
         detail = f"{_names([s.path for s in files])} was written before any successful command ran"
         remedy = f"run the work with run_command first, then rewrite {files[0].path} from its output."
@@ -257,8 +483,11 @@ def check_report(ev: Evidence) -> list[Problem]:
 
 def _measured_numbers(ev: Evidence, before: int | None) -> set[str]:
     pool: set[str] = set()
-    for run in successful_runs(ev):
-        if before is None or run.seq < before:
+    for run in ev.runs:
+        if run.shape.role == "print" or run.shape.faked_summary:
+            continue
+        if (run.proves_run or (run.source == "exec" and run.succeeded and run.shape.role == "run")) and (
+                before is None or run.seq < before):
             pool |= run.numbers
     return pool
 
@@ -266,22 +495,27 @@ def _measured_numbers(ev: Evidence, before: int | None) -> set[str]:
 def check_benchmark(ev: Evidence) -> list[Problem]:
     """Rule ``benchmark``: every measurement in the report (or the answer) appears in earlier command output.
 
-    The carrier is the report file when a report is required, else the final
-    message. A measurement is a number with a decimal point or a unit
+    The carriers are the files the request sends results to (else, when a
+    report is required, the report files), else the final message. A
+    measurement is a number with a decimal point or a unit
     (``core.numbers.is_measurement``); it must equal, token for token, a
-    number printed by a successful run before the report was written. At
+    number printed by a successful run before the carrier was written. At
     least one measurement must be present.
     """
     remedy_tail = "copy the exact figures printed by run_command"
-    if ev.requirements.needs("report"):
+    req = ev.requirements
+    if req.needs("report") or req.destinations:
         carriers = reports_after_run(ev)
+        files, _ = report_files(ev)
         if not carriers:
-            return [Problem("benchmark", "no report written after a successful run holds the measurements",
+            what = f"{files[0].path} was written before any successful run" if files else \
+                "no report written after a successful run holds the measurements"
+            return [Problem("benchmark", what,
                             f"run the benchmark with run_command, then {remedy_tail} into the report.")]
         problems: list[Problem] = []
         measured_any = False
         for state in carriers:
-            pool = _measured_numbers(ev, state.last.seq)
+            pool = _measured_numbers(ev, state.last.seq + (1 if state.last.by_command else 0))
             figures = list(state.last.measurements)
             measured_any = measured_any or bool(figures)
             unproven = [n for n in figures if n not in pool]
@@ -292,32 +526,100 @@ def check_benchmark(ev: Evidence) -> list[Problem]:
         if not measured_any and not problems:
             problems.append(Problem("benchmark", f"{carriers[0].path} contains no measured figures",
                                     f"{remedy_tail} (times, rates, sizes) into {carriers[0].path}."))
-        return problems
+        if problems:
+            return problems
     figures = extract_measurements(ev.final_message)
     pool = _measured_numbers(ev, None)
     unproven = [n for n in figures if n not in pool]
     if unproven:
         return [Problem("benchmark", f"the answer states {_names(unproven)}, which no successful command printed",
                         f"{remedy_tail} into the answer, or run the measurement that produces them.")]
-    if not figures:
+    if not figures and not (req.needs("report") or req.destinations):
         return [Problem("benchmark", "no measured figure from command output was reported",
                         f"run the benchmark with run_command and {remedy_tail} into the answer.")]
     return []
 
 
 def check_inspection(ev: Evidence) -> list[Problem]:
-    """Rule ``inspection``: the answer rests on something read, listed, searched or run in this run."""
-    if ev.looks or any(r.succeeded for r in ev.runs):
+    """Rule ``inspection``: the answer rests on content read in this run (of the named files, if any)."""
+    targets = [t for t in ev.requirements.targets]
+    if targets:
+        unread = [t for t in targets if not _looked_at(ev, t)]
+        if len(unread) < len(targets):
+            return []
+        return [Problem("inspection", f"{_names(unread)} was never read in this run",
+                        f"read {unread[0]} with read_file before answering.")]
+    if _read_anything(ev):
         return []
-    return [Problem("inspection", "nothing in the workspace was read in this run",
+    return [Problem("inspection", "nothing in the workspace was read in this run (a listing shows no content)",
                     "read the relevant code with read_file or search_files before answering.")]
 
+
+def _resolve_claimed(ev: Evidence, name: str, deleted: bool) -> FileState | None:
+    files = ev.files
+    exact = next((s for p, s in files.items() if same_path(p, name)), None)
+    if exact is not None or "/" in name:
+        return exact
+    matches = [s for p, s in files.items() if p.rsplit("/", 1)[-1] == name]
+    return matches[0] if len(matches) == 1 else None
+
+
+def check_claims(ev: Evidence) -> list[Problem]:
+    """Rule ``claims``: every claim of the final answer is backed by this run's events."""
+    problems: list[Problem] = []
+    seen: set[tuple[str, str | None]] = set()
+    for claim in find_claims(ev.final_message):
+        key = (claim.kind, claim.path)
+        if key in seen:
+            continue
+        seen.add(key)
+        if claim.kind == "tests-pass":
+            failures = [f for f in unresolved_failures(ev) if f.what == "test"]
+            if failures or not passing_tests_after(ev, _last_code_write(ev)):
+                problems.append(Problem("claims", "the answer says the tests pass, but no full test run after the "
+                                        "last change passed", "run the whole test suite with run_command and report "
+                                        "its real result."))
+        elif claim.kind == "compiles":
+            ok = [b for r in ev.runs for b in r.outcome.builds if b.ok and (
+                claim.path is None or any(s == claim.path or s.endswith("/" + claim.path) for s in b.sources))]
+            open_builds = [f for f in unresolved_failures(ev) if f.what == "build"]
+            if not ok or open_builds:
+                problems.append(Problem("claims", "the answer says it compiles, but no compile succeeded",
+                                        "compile it with run_command and report the compiler's real output."))
+        elif claim.kind == "committed":
+            if not any(r.outcome.committed for r in ev.runs):
+                problems.append(Problem("claims", "the answer says the work was committed, but no git commit "
+                                        "succeeded", "commit with run_command (git commit) or do not claim it."))
+        elif claim.kind in ("changed", "deleted") and claim.path:
+            state = _resolve_claimed(ev, claim.path, claim.kind == "deleted")
+            if claim.kind == "deleted":
+                ok = state is not None and not state.present
+            else:
+                ok = (state is not None and state.present) or any(
+                    same_path(p, claim.path) or p.rsplit("/", 1)[-1] == claim.path for p in ev.skipped)
+            if not ok and claim.path in extract_targets(ev.requirements.request) and claim.path in \
+                    ev.requirements.inputs:
+                ok = True  # "tests for calc.py" — the answer names its input, not a change
+            if not ok:
+                verb = "deleted" if claim.kind == "deleted" else "changed"
+                problems.append(Problem("claims", f"the answer says {claim.path} was {verb}, but this run never "
+                                        f"{verb} it", f"make that change to {claim.path} with a tool, or do not "
+                                        "claim it."))
+    return problems
+
+
+TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(?:test|spec)\.[a-z]+|tests?/[^/]+)$")
 
 CHECKS = {
     "artifact": check_artifact,
     "source": check_source,
     "execution": check_execution,
+    "tests": check_tests,
+    "build": check_build,
+    "commit": check_commit,
+    "deletion": check_deletion,
     "report": check_report,
     "benchmark": check_benchmark,
     "inspection": check_inspection,
+    "claims": check_claims,
 }

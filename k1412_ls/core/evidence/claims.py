@@ -1,0 +1,79 @@
+"""Claims a final answer makes, each of which needs backing events (English and Chinese).
+
+:func:`find_claims` reads the answer sentence by sentence. A sentence that
+negates (``not``, ``n't``, ``still fail``, ``未``, ``没``, ``失败`` …) makes no
+positive claim. Kinds:
+
+- ``tests-pass``: "all tests pass", "3 passed", "测试全部通过";
+- ``compiles``: "it compiles", "builds cleanly", "编译成功";
+- ``committed``: "committed", "已提交";
+- ``changed``: a change verb with a named file ("fixed calc.py", "修改了 utils.py");
+- ``deleted``: a deletion verb with a named file ("removed temp.txt", "删除了 temp.txt").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from k1412_ls.core.vocabulary import extract_targets
+
+_SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|\n|$)")
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|cannot|can't|couldn't|didn't|don't|doesn't|isn't|aren't|wasn't|weren't|won't|without|"
+    r"fail|fails|failed|failing|failure|unable|broken|error|errors|still\s+red|unless|if|whether|should|would|"
+    r"could|might|may|todo|next\s+step)\b|未|没|不|失败|错误|报错|无法|如果|是否|尚未|仍然?有",
+    re.IGNORECASE)
+_TESTS_PASS = re.compile(
+    r"\b(?:all\s+|the\s+|every\s+|\d+\s+)?(?:unit\s+)?tests?\s+(?:now\s+|still\s+|all\s+)?(?:pass|passes|passed|"
+    r"passing|succeed|succeeded|are\s+(?:passing|green|ok)|(?:is|are)\s+green|run\s+green)\b|\b\d+\s+passed\b|"
+    r"\btest\s+suite\s+(?:passes|passed|is\s+green)\b|\bgreen\s+tests?\b|\ball\s+green\b|"
+    r"测试[^。！？\n]{0,8}(?:通过|成功|全绿)|(?:全部|都|均)(?:已)?通过|用例[^。！？\n]{0,6}通过|单测[^。！？\n]{0,6}通过",
+    re.IGNORECASE)
+_COMPILES = re.compile(r"\b(?:compiles|compiled|builds|built)\s*(?:now\s+)?(?:fine|cleanly|successfully|without|ok)?"
+                       r"|\bcompilation\s+succeeds?\b|编译(?:成功|通过|没问题)|构建成功", re.IGNORECASE)
+_COMMITTED = re.compile(r"\b(?:committed|created\s+a\s+commit|made\s+a\s+commit)\b|已提交|提交了|完成了?提交",
+                        re.IGNORECASE)
+_CHANGED = re.compile(r"\b(?:fixed|updated|changed|modified|edited|created|added|wrote|written|renamed|inserted|"
+                      r"bumped|patched|rewrote|rewritten|replaced|refactored|implemented|corrected|saved)\b"
+                      r"|修复了?|修改了?|更新了?|创建了?|添加了?|写入了?|插入了?|改成了?|改为|改好了?|替换了?|重构了?|实现了?|保存",
+                      re.IGNORECASE)
+_DELETED = re.compile(r"\b(?:deleted|removed|erased|got\s+rid\s+of)\b|删除了?|删掉了?|移除了?|去掉了?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One positive claim of the answer: its kind, the file it names (if any) and the sentence."""
+
+    kind: str
+    path: str | None
+    sentence: str
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+
+
+def find_claims(answer: str) -> list[Claim]:
+    """Every positive claim in ``answer`` (see the module docstring)."""
+    claims: list[Claim] = []
+    for sentence in _sentences(answer):
+        if _NEGATION.search(sentence):
+            continue
+        if _TESTS_PASS.search(sentence):
+            claims.append(Claim("tests-pass", None, sentence))
+        if _COMPILES.search(sentence):
+            files = [f for f in extract_targets(sentence) if re.search(r"\.(?:c|cc|cpp|h|rs|go|java|ts)$", f)]
+            claims.append(Claim("compiles", files[0] if files else None, sentence))
+        if _COMMITTED.search(sentence):
+            claims.append(Claim("committed", None, sentence))
+        files = extract_targets(sentence)
+        if files and _DELETED.search(sentence):
+            claims.extend(Claim("deleted", f, sentence) for f in files)
+        elif files and _CHANGED.search(sentence):
+            verb = _CHANGED.search(sentence)
+            assert verb is not None
+            # Only files named after the verb are the ones it changed ("Fixed calc.py", "修改了 utils.py").
+            after = sentence[verb.start():]
+            claims.extend(Claim("changed", f, sentence) for f in files if f in after)
+    return claims

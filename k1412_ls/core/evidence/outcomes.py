@@ -1,0 +1,146 @@
+"""What one command line proved: per test suite, per build, per program, from statuses and summaries.
+
+Inputs are the facts of one ``run_command`` event: the line (parsed by the
+shared shell model), its exit code, the statuses K1412 observed for each
+program it started (``observed``) and the test summary read from its
+output (``tests``). Rules, in order of trust:
+
+1. an observed status belongs to the invocation whose program and literal
+   words it matches; it is used unless the line tampered with descriptors,
+   traps or functions;
+2. otherwise an invocation whose status reaches the line's exit code (see
+   ``k1412_ls.shell``) takes the line's exit code, if the line parsed cleanly;
+3. otherwise its status is unknown: it proves nothing either way.
+
+A test invocation passes only with status 0 and a summary that shows at
+least one test passed and none failed, from a line that prints no
+test-summary-like text of its own. It fails on a non-zero status (other
+than "no tests collected") or a summary showing failures, whatever the
+line's exit code. A build passes with status 0 and fails otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from k1412_ls.core.evidence.commands import CommandShape, Invocation, classify_argv
+from k1412_ls.core.evidence.runners import Suite, Tally
+
+NO_TESTS_STATUS = 5  # pytest and unittest (3.12+): nothing collected
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One test invocation's verdict: ``pass``, ``fail``, ``none`` (ran no test) or ``unknown``."""
+
+    suite: Suite
+    outcome: str
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    program: str
+    sources: tuple[str, ...]
+    argv: tuple[str, ...]
+    ok: bool | None
+
+
+@dataclass(frozen=True)
+class LineOutcome:
+    """Everything a command line proved or disproved."""
+
+    tests: tuple[TestOutcome, ...] = ()
+    builds: tuple[BuildOutcome, ...] = ()
+    committed: bool = False
+    executed: bool = False          # some program that runs code exited 0 (known status)
+    failed_programs: tuple[Invocation, ...] = ()  # runs/inline programs with a known non-zero status
+
+
+def _matches(invocation: Invocation, argv: list[str]) -> bool:
+    words = list(invocation.argv)
+    if not argv or not words:
+        return False
+    if invocation.program != classify_argv(argv).program:
+        return False
+    literal = [w for w in words[1:] if w]
+    return all(w in argv[1:] for w in literal)
+
+
+def line_outcome(shape: CommandShape, exit_code: int | None, stopped: bool,
+                 observed: list[dict[str, Any]], tally: Tally) -> LineOutcome:
+    """Judge one executed line (see the module docstring)."""
+    trusted = shape.trusted_status
+    records = [r for r in observed if isinstance(r.get("argv"), list) and isinstance(r.get("status"), int)] \
+        if trusted else []
+    used: set[int] = set()
+    summary = Tally() if shape.faked_summary else tally
+
+    def status_of(invocation: Invocation) -> int | None:
+        for index, record in enumerate(records):
+            if index not in used and _matches(invocation, [str(a) for a in record["argv"]]):
+                used.add(index)
+                return int(record["status"])
+        if stopped:
+            return None
+        if invocation.reaches and trusted and exit_code is not None:
+            return exit_code
+        return None
+
+    tests: list[TestOutcome] = []
+    builds: list[BuildOutcome] = []
+    committed = executed = False
+    failed: list[Invocation] = []
+    for invocation in shape.invocations:
+        if invocation.role in ("print", "probe", "setup", "vcs", "wrapper"):
+            continue
+        status = status_of(invocation)
+        if invocation.role == "test" and invocation.suite is not None:
+            tests.append(_test_outcome(invocation.suite, status, stopped, summary))
+            executed = executed or status == 0
+        elif invocation.role == "build":
+            builds.append(BuildOutcome(invocation.program, invocation.sources, invocation.argv,
+                                       None if status is None and not stopped else status == 0))
+            executed = executed or status == 0
+        elif invocation.role == "commit":
+            committed = committed or status == 0
+        else:
+            if status == 0:
+                executed = True
+            elif status is not None or stopped:
+                failed.append(invocation)
+    # Programs the parse could not see (inside scripts, xargs, sudo) still report their failures.
+    for index, record in enumerate(records):
+        if index in used or record["status"] == 0:
+            continue
+        extra = classify_argv([str(a) for a in record["argv"]])
+        if extra.role == "test" and extra.suite is not None:
+            tests.append(_test_outcome(extra.suite, int(record["status"]), False, summary))
+        elif extra.role == "build":
+            builds.append(BuildOutcome(extra.program, extra.sources, extra.argv, False))
+    if stopped and not tests and not builds and not failed:
+        failed.extend(i for i in shape.invocations if i.proves_execution)
+    return LineOutcome(tuple(tests), tuple(builds), committed, executed, tuple(failed))
+
+
+def _test_outcome(suite: Suite, status: int | None, stopped: bool, summary: Tally) -> TestOutcome:
+    if stopped:
+        return TestOutcome(suite, "fail", "it was stopped before it finished")
+    if summary.failing:
+        return TestOutcome(suite, "fail", f"{summary.failed + summary.errors} failed")
+    if status is not None and status not in (0, NO_TESTS_STATUS):
+        return TestOutcome(suite, "fail", f"exit {status}")
+    if suite.collect_only:
+        return TestOutcome(suite, "none", "it only listed tests")
+    if status == NO_TESTS_STATUS or (summary.found and summary.passed == 0):
+        return TestOutcome(suite, "none", "no test ran")
+    if status is None:
+        return TestOutcome(suite, "unknown", "its exit status was discarded by the command line")
+    if not summary.clean_pass:
+        return TestOutcome(suite, "unknown", "no test summary shows how many tests ran")
+    if summary.filtered:
+        narrowed = Suite(suite.family, suite.targets, suite.narrowed or "some tests were deselected",
+                         suite.collect_only)
+        return TestOutcome(narrowed, "pass")
+    return TestOutcome(suite, "pass")

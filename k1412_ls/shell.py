@@ -1,0 +1,515 @@
+"""One shell model for guards and gate: what a bash command line runs, and whose exit status counts.
+
+Built on a real bash grammar (tree-sitter-bash), so quotes, here-documents,
+subshells, ``-c`` strings, pipelines and ``&&``/``||``/``;``/``&`` mean what
+bash makes them mean. :func:`parse_line` turns a line into its simple
+commands, each with:
+
+- ``words``: the literal words after quote removal (``None`` for a word built
+  from an expansion, which cannot be known before it runs);
+- ``reaches``: whether the command's exit status can become the line's exit
+  status under ``bash -o pipefail -c``. It does not in ``a || b`` (``a``),
+  ``a; b`` (``a``, unless ``set -e`` is on), ``a &``, ``! a``, conditions of
+  ``if``/``while``, loop bodies, command substitutions and function bodies;
+- ``stdin``, ``heredoc``, ``herestring`` and ``writes_to`` (redirections);
+- ``nested``: commands found inside ``bash -c``/``sh -c``/``eval`` strings.
+
+``ShellLine.tampered`` names anything that makes statuses or programs
+untrustworthy: ``trap``, closing or moving descriptors with ``exec``,
+``unset -f``, ``alias``, functions that shadow programs, ``PATH`` or
+``BASH_ENV`` assignments. A line that does not parse cleanly is
+``parsed = False``; callers fail closed on it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"})
+_STATEMENT_SEPARATORS = frozenset({";", "&", "\n", ";;"})
+_ERREXIT = re.compile(r"^-[a-zA-Z]*e[a-zA-Z]*$")
+_TAMPER_VARIABLES = frozenset({"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "IFS"})
+MAX_NESTING = 4
+
+
+@dataclass(frozen=True)
+class Simple:
+    """One simple command of a line, as bash will run it."""
+
+    words: tuple[str | None, ...]
+    text: str
+    reaches: bool
+    stdin: bool = False
+    heredoc: str | None = None
+    herestring: str | None = None
+    writes_to: tuple[str, ...] = ()
+    nesting: int = 0  # 0 for the line itself, 1 inside a bash -c string, …
+
+    @property
+    def argv(self) -> list[str]:
+        """The words with unknown (expanded) words as empty strings."""
+        return [w if w is not None else "" for w in self.words]
+
+    @property
+    def dynamic(self) -> bool:
+        """Whether some word comes from an expansion."""
+        return any(w is None for w in self.words)
+
+
+@dataclass(frozen=True)
+class ShellLine:
+    """A parsed command line: its simple commands in source order and what makes it untrustworthy."""
+
+    text: str
+    commands: tuple[Simple, ...]
+    parsed: bool
+    tampered: str | None = None
+    assignments: tuple[str, ...] = field(default=())  # variable names assigned anywhere in the line
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def _unescape_word(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL)
+
+
+def _unescape_double(text: str) -> str:
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+def _ansi_c(text: str) -> str:
+    body = text[2:-1]
+    try:
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return body
+
+
+def word_value(node: Node) -> str | None:
+    """The literal value of an argument node, or None when it depends on an expansion."""
+    kind = node.type
+    text = _text(node)
+    if kind in ("word", "number"):
+        return _unescape_word(text)
+    if kind == "raw_string":
+        return text[1:-1]
+    if kind == "ansi_c_string":
+        return _ansi_c(text)
+    if kind == "string":
+        parts: list[str] = []
+        for child in node.named_children:
+            if child.type != "string_content":
+                return None
+            parts.append(_unescape_double(_text(child)))
+        return "".join(parts)
+    if kind == "concatenation":
+        values = [word_value(child) for child in node.children]
+        if any(v is None for v in values):
+            return None
+        return "".join(v for v in values if v is not None)
+    if kind == "translated_string":
+        inner = node.named_children[0] if node.named_children else None
+        return word_value(inner) if inner is not None else ""
+    return None
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+@dataclass
+class _Redirects:
+    heredoc: str | None = None
+    herestring: str | None = None
+    writes: list[str] = field(default_factory=list)
+
+
+class _Walker:
+    """Collects simple commands with their status reach; one instance per parsed string."""
+
+    def __init__(self, nesting: int) -> None:
+        self.nesting = nesting
+        self.commands: list[Simple] = []
+        self.tampered: str | None = None
+        self.assignments: list[str] = []
+        self.clean = True
+
+    def taint(self, why: str) -> None:
+        if self.tampered is None:
+            self.tampered = why
+
+    # --- statements ---------------------------------------------------------------------------
+    def sequence(self, nodes: list[Node], reaches: bool) -> None:
+        """Statements run one after another; only the last (or, under ``set -e``, each) reaches."""
+        statements: list[tuple[Node, str]] = []
+        for index, node in enumerate(nodes):
+            if not node.is_named or node.type == "comment":
+                continue
+            follower = ""
+            for later in nodes[index + 1:]:
+                if later.is_named and later.type != "comment":
+                    break
+                if _text(later) in _STATEMENT_SEPARATORS:
+                    follower = _text(later)
+                    break
+            statements.append((node, follower))
+        errexit = False
+        for position, (node, follower) in enumerate(statements):
+            last = position == len(statements) - 1
+            backgrounded = follower == "&"
+            self.statement(node, reaches and not backgrounded and (last or errexit))
+            errexit = self._errexit_after(node, errexit)
+
+    def _errexit_after(self, node: Node, current: bool) -> bool:
+        if node.type != "command":
+            return current
+        words = [word_value(c) for c in node.children_by_field_name("argument")]
+        name = node.child_by_field_name("name")
+        if name is None or _text(name) != "set":
+            return current
+        for index, word in enumerate(words):
+            if word is None:
+                continue
+            if word in ("-o", "+o") and index + 1 < len(words) and words[index + 1] == "errexit":
+                return word == "-o"
+            if word.startswith("-") and _ERREXIT.match(word):
+                current = True
+            elif word.startswith("+") and "e" in word:
+                current = False
+        return current
+
+    def statement(self, node: Node, reaches: bool, stdin: bool = False) -> None:
+        kind = node.type
+        if kind == "ERROR" or node.is_missing:
+            self.clean = False
+            return
+        if node.has_error:
+            self.clean = False
+        if kind == "command":
+            self.command(node, reaches, stdin)
+        elif kind == "list":
+            self.list_(node, reaches, stdin)
+        elif kind == "pipeline":
+            parts = [c for c in node.children if c.is_named and c.type != "comment"]
+            for index, part in enumerate(parts):
+                self.statement(part, reaches, stdin or index > 0)
+        elif kind == "negated_command":
+            for child in node.named_children:
+                self.statement(child, False, stdin)
+        elif kind in ("subshell", "compound_statement", "program", "do_group"):
+            self.sequence(list(node.children), reaches)
+        elif kind == "redirected_statement":
+            self.redirected(node, reaches, stdin)
+        elif kind == "if_statement":
+            self.if_(node, reaches)
+        elif kind in ("while_statement", "until_statement", "for_statement", "c_style_for_statement",
+                      "case_statement", "select_statement"):
+            for child in node.named_children:
+                self.statement(child, False) if _is_statement(child) else self.expressions(child)
+        elif kind == "case_item":
+            self.sequence(list(node.children), False)
+        elif kind == "function_definition":
+            name = node.child_by_field_name("name")
+            self.taint(f"the line defines a function ({_text(name) if name else '?'})")
+            body = node.child_by_field_name("body")
+            if body is not None:
+                self.statement(body, False)
+        elif kind in ("variable_assignment", "variable_assignments"):
+            self.assignment(node)
+            self.expressions(node)
+        elif kind == "declaration_command":
+            for child in node.named_children:
+                if child.type == "variable_assignment":
+                    self.assignment(child)
+            self.expressions(node)
+            self.commands.append(Simple(tuple(_declaration_words(node)), _text(node), reaches,
+                                        nesting=self.nesting))
+        elif kind == "unset_command":
+            words = [_text(c) for c in node.named_children]
+            if "-f" in words:
+                self.taint("the line removes shell functions (unset -f)")
+            self.commands.append(Simple(("unset", *words), _text(node), reaches, nesting=self.nesting))
+        elif kind == "test_command":
+            self.expressions(node)
+            self.commands.append(Simple(("[[",), _text(node), reaches, stdin, nesting=self.nesting))
+        elif _is_statement(node):
+            self.expressions(node)
+        else:
+            self.expressions(node)
+
+    def list_(self, node: Node, reaches: bool, stdin: bool) -> None:
+        children = [c for c in node.children if c.type != "comment"]
+        operator = next((_text(c) for c in children if not c.is_named), "&&")
+        named = [c for c in children if c.is_named]
+        if len(named) != 2:
+            for child in named:
+                self.statement(child, False, stdin)
+            return
+        left, right = named
+        self.statement(left, reaches and operator == "&&", stdin)
+        self.statement(right, reaches, stdin)
+
+    def if_(self, node: Node, reaches: bool) -> None:
+        condition_ids = {c.id for c in node.children_by_field_name("condition")}
+        body: list[Node] = []
+        for child in node.children:
+            if child.id in condition_ids:
+                if child.is_named:
+                    self.statement(child, False)
+            elif child.type in ("elif_clause", "else_clause"):
+                self.clause(child, reaches)
+            else:
+                body.append(child)
+        self.sequence(body, reaches)
+
+    def clause(self, node: Node, reaches: bool) -> None:
+        condition_ids = {c.id for c in node.children_by_field_name("condition")}
+        body = []
+        for child in node.children:
+            if child.id in condition_ids:
+                if child.is_named:
+                    self.statement(child, False)
+            else:
+                body.append(child)
+        self.sequence(body, reaches)
+
+    def redirected(self, node: Node, reaches: bool, stdin: bool) -> None:
+        found = _Redirects()
+        for redirect in node.children_by_field_name("redirect"):
+            stdin = self.redirect(redirect, found) or stdin
+        body = node.child_by_field_name("body")
+        if body is None:
+            return
+        before = len(self.commands)
+        self.statement(body, reaches, stdin)
+        for index in range(before, len(self.commands)):
+            simple = self.commands[index]
+            if index > before and body.type == "command":
+                break
+            self.commands[index] = Simple(
+                simple.words, _text(node) if body.type == "command" else simple.text, simple.reaches,
+                simple.stdin or stdin, simple.heredoc if found.heredoc is None else found.heredoc,
+                simple.herestring if found.herestring is None else found.herestring,
+                simple.writes_to + tuple(found.writes), simple.nesting)
+
+    def redirect(self, redirect: Node, found: _Redirects) -> bool:
+        """Record one redirection; True when it gives the command standard input."""
+        stdin = False
+        if redirect.type == "heredoc_redirect":
+            body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
+            found.heredoc = _text(body) if body is not None else ""
+            for child in redirect.named_children:
+                if child.type in ("file_redirect", "herestring_redirect"):
+                    self.redirect(child, found)
+                elif _is_statement(child):
+                    self.statement(child, False)
+            return True
+        if redirect.type == "herestring_redirect":
+            target = redirect.named_children[-1] if redirect.named_children else None
+            found.herestring = word_value(target) if target is not None else None
+            self.expressions(redirect)
+            return True
+        if redirect.type != "file_redirect":
+            return False
+        operator = next((_text(c) for c in redirect.children if not c.is_named), "")
+        destination = redirect.child_by_field_name("destination")
+        target = word_value(destination) if destination is not None else None
+        descriptor = redirect.child_by_field_name("descriptor")
+        fd = _text(descriptor) if descriptor is not None else ""
+        if fd not in ("", "0", "1", "2"):
+            self.taint("the line redirects a file descriptor other than stdin, stdout or stderr")
+        if "&" in operator and operator not in ("&>", "&>>") and target not in ("1", "2"):
+            self.taint("the line redirects or closes a file descriptor")
+        if "<" in operator and ">" not in operator:
+            stdin = True
+        elif ">" in operator and target is not None and "&" not in operator.replace("&>", ""):
+            found.writes.append(target)
+        if destination is not None:
+            self.expressions(destination)
+        return stdin
+
+    def assignment(self, node: Node) -> None:
+        name = node.child_by_field_name("name")
+        if name is None:
+            return
+        variable = _text(name)
+        self.assignments.append(variable)
+        if variable in _TAMPER_VARIABLES:
+            self.taint(f"the line sets {variable}")
+
+    def expressions(self, node: Node) -> None:
+        """Commands hidden in arguments: command and process substitutions never reach."""
+        for child in node.children:
+            if child.type in ("command_substitution", "process_substitution"):
+                self.sequence(list(child.children), False)
+            elif child.child_count:
+                self.expressions(child)
+
+    def command(self, node: Node, reaches: bool, stdin: bool) -> None:
+        words: list[str | None] = []
+        for child in node.children:
+            field_name = _field_of(node, child)
+            if child.type == "variable_assignment":
+                self.assignment(child)
+                self.expressions(child)
+                continue
+            if child.type == "file_redirect":
+                continue
+            if field_name == "name" or child.type == "command_name":
+                inner = child.named_children[0] if child.named_children else child
+                words.append(word_value(inner))
+                self.expressions(child)
+            elif field_name == "argument" or child.is_named:
+                words.append(word_value(child))
+                self.expressions(child)
+        if not words:
+            return
+        simple = Simple(tuple(words), _text(node), reaches, stdin, nesting=self.nesting)
+        self.commands.append(simple)
+        self.inspect(simple)
+
+    def inspect(self, simple: Simple) -> None:
+        """Tampering and nested command strings (``bash -c``, ``eval``)."""
+        argv = strip_wrappers(simple.argv)
+        if not argv:
+            return
+        program = argv[0].rsplit("/", 1)[-1]
+        if program == "trap":
+            self.taint("the line sets a trap")
+        elif program in ("alias", "enable", "hash"):
+            self.taint(f"the line uses {program}")
+        elif program == "exec" and len(argv) == 1:
+            self.taint("the line redirects the shell itself with exec")
+        elif program == "shopt" or (program == "set" and any(a.lstrip("-+") in ("T", "o") for a in argv[1:3])
+                                    and "pipefail" in argv):
+            self.taint(f"the line changes shell options ({' '.join(argv[:3])})")
+        if program in SHELLS or program == "eval":
+            script = _inline_script(argv) if program in SHELLS else " ".join(argv[1:])
+            if script is not None and self.nesting < MAX_NESTING:
+                inner = parse_line(script, nesting=self.nesting + 1)
+                if not inner.parsed:
+                    self.clean = False
+                if inner.tampered:
+                    self.taint(inner.tampered)
+                for nested in inner.commands:
+                    self.commands.append(Simple(nested.words, nested.text, nested.reaches and simple.reaches,
+                                                nested.stdin, nested.heredoc, nested.herestring, nested.writes_to,
+                                                nested.nesting))
+            elif program == "eval":
+                self.clean = False
+
+
+def _field_of(parent: Node, child: Node) -> str | None:
+    for index, candidate in enumerate(parent.children):
+        if candidate.id == child.id:
+            return parent.field_name_for_child(index)
+    return None
+
+
+def _declaration_words(node: Node) -> list[str | None]:
+    words: list[str | None] = []
+    for child in node.children:
+        if not child.is_named:
+            words.append(_text(child))
+        elif child.type == "variable_assignment":
+            words.append(_text(child))
+        else:
+            words.append(word_value(child))
+    return words
+
+
+_STATEMENT_TYPES = frozenset({
+    "command", "list", "pipeline", "subshell", "compound_statement", "redirected_statement", "if_statement",
+    "while_statement", "until_statement", "for_statement", "c_style_for_statement", "case_statement",
+    "function_definition", "negated_command", "variable_assignment", "variable_assignments", "declaration_command",
+    "unset_command", "test_command", "do_group", "case_item", "select_statement",
+})
+
+
+def _is_statement(node: Node) -> bool:
+    return node.type in _STATEMENT_TYPES
+
+
+def _inline_script(argv: list[str]) -> str | None:
+    """The ``-c`` script of a shell invocation (``bash -c 'x'``, ``bash -lc 'x'``), if any."""
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            return None
+        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+            return argv[index + 1] if index + 1 < len(argv) else None
+        if not word.startswith(("-", "+")):
+            return None
+    return None
+
+
+# Wrapper → its options that consume the next word.
+WRAPPERS: dict[str, frozenset[str]] = {
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"}),
+    "doas": frozenset({"-u", "-C"}),
+    "exec": frozenset({"-a"}),
+    "command": frozenset(), "builtin": frozenset(), "nohup": frozenset(), "time": frozenset(),
+    "nice": frozenset({"-n", "--adjustment"}), "ionice": frozenset({"-c", "-n", "-p"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}), "setsid": frozenset(), "unbuffer": frozenset(),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "xargs": frozenset({"-n", "-I", "-P", "-d", "-L", "-s", "-a", "-E"}),
+    "npx": frozenset({"-p", "--package"}), "pnpx": frozenset(), "bunx": frozenset(),
+}
+RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "conda", "rye"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def strip_wrappers(words: list[str]) -> list[str]:
+    """The command a wrapper runs: ``env X=1 timeout 60 uv run pytest -q`` → ``pytest -q``."""
+    index = 0
+    while index < len(words):
+        word = words[index]
+        name = word.rsplit("/", 1)[-1]
+        if _ASSIGNMENT.match(word):
+            index += 1
+        elif name in WRAPPERS:
+            takes_value = WRAPPERS[name]
+            index += 1
+            while index < len(words) and (words[index].startswith("-") or _ASSIGNMENT.match(words[index])):
+                index += 2 if words[index] in takes_value else 1
+            if name == "timeout" and index < len(words):
+                index += 1  # the duration
+        elif name in RUNNERS and index + 1 < len(words) and words[index + 1] == "run":
+            index += 2
+            while index < len(words) and words[index].startswith("-"):
+                index += 1
+        else:
+            break
+    return words[index:]
+
+
+def program_name(word: str) -> str:
+    """A program's name as people say it: ``/usr/bin/python3.11`` → ``python3.11``."""
+    return word.rsplit("/", 1)[-1] if "/" in word and not word.startswith("./") else word
+
+
+@functools.lru_cache(maxsize=512)
+def parse_line(command: str, nesting: int = 0) -> ShellLine:
+    """The simple commands of ``command`` with their status reach (cached: lines repeat)."""
+    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
+    walker = _Walker(nesting)
+    root = tree.root_node
+    walker.sequence(list(root.children), True)
+    parsed = walker.clean and not root.has_error
+    return ShellLine(command, tuple(walker.commands), parsed, walker.tampered, tuple(walker.assignments))
+
+
+def describe(line: ShellLine) -> dict[str, Any]:
+    """A JSON-friendly view, for debugging and tests."""
+    return {"parsed": line.parsed, "tampered": line.tampered,
+            "commands": [{"words": list(c.words), "reaches": c.reaches, "stdin": c.stdin,
+                          "nesting": c.nesting} for c in line.commands]}
