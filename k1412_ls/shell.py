@@ -50,6 +50,12 @@ class Simple:
     herestring: str | None = None
     writes_to: tuple[str, ...] = ()
     nesting: int = 0  # 0 for the line itself, 1 inside a bash -c string, …
+    stdout_to: str | None = None  # where standard output goes when redirected to a file
+
+    @property
+    def silenced(self) -> bool:
+        """Whether its standard output is thrown away (``> /dev/null``)."""
+        return self.stdout_to == "/dev/null"
 
     @property
     def argv(self) -> list[str]:
@@ -131,6 +137,7 @@ class _Redirects:
     heredoc: str | None = None
     herestring: str | None = None
     writes: list[str] = field(default_factory=list)
+    stdout: str | None = None
 
 
 class _Walker:
@@ -299,7 +306,8 @@ class _Walker:
                 simple.words, _text(node) if body.type == "command" else simple.text, simple.reaches,
                 simple.stdin or stdin, simple.heredoc if found.heredoc is None else found.heredoc,
                 simple.herestring if found.herestring is None else found.herestring,
-                simple.writes_to + tuple(found.writes), simple.nesting)
+                simple.writes_to + tuple(found.writes), simple.nesting,
+                found.stdout if found.stdout is not None else simple.stdout_to)
 
     def redirect(self, redirect: Node, found: _Redirects) -> bool:
         """Record one redirection; True when it gives the command standard input."""
@@ -333,6 +341,8 @@ class _Walker:
             stdin = True
         elif ">" in operator and target is not None and "&" not in operator.replace("&>", ""):
             found.writes.append(target)
+            if fd in ("", "1") or operator.startswith("&>"):
+                found.stdout = target
         if destination is not None:
             self.expressions(destination)
         return stdin
@@ -389,9 +399,10 @@ class _Walker:
             self.taint(f"the line uses {program}")
         elif program == "exec" and len(argv) == 1:
             self.taint("the line redirects the shell itself with exec")
-        elif program == "shopt" or (program == "set" and any(a.lstrip("-+") in ("T", "o") for a in argv[1:3])
-                                    and "pipefail" in argv):
-            self.taint(f"the line changes shell options ({' '.join(argv[:3])})")
+        elif program == "shopt" and any(a in ("extdebug", "-s", "-u") for a in argv[1:]) and "extdebug" in argv:
+            self.taint("the line changes how shell functions and traps behave (shopt extdebug)")
+        elif program == "set" and any(a == "+o" for a in argv[1:]) and "pipefail" in argv:
+            self.taint("the line turns pipefail off (set +o pipefail), hiding failures inside pipelines")
         if program in SHELLS or program == "eval":
             script = _inline_script(argv) if program in SHELLS else " ".join(argv[1:])
             if script is not None and self.nesting < MAX_NESTING:
@@ -403,7 +414,7 @@ class _Walker:
                 for nested in inner.commands:
                     self.commands.append(Simple(nested.words, nested.text, nested.reaches and simple.reaches,
                                                 nested.stdin, nested.heredoc, nested.herestring, nested.writes_to,
-                                                nested.nesting))
+                                                nested.nesting, nested.stdout_to or simple.stdout_to))
             elif program == "eval":
                 self.clean = False
 

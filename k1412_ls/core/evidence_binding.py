@@ -62,6 +62,11 @@ def resolve_target(root: Path, name: str) -> tuple[str, bool]:
             return clean, True
     except (OSError, ValueError):
         return clean, False
+    if clean.isupper() and "." not in clean:
+        # "the README": README.md, README.rst, README.txt or README itself, at the root.
+        for suffix in (".md", ".rst", ".txt", ".markdown"):
+            if os.path.isfile(root / (clean + suffix)):
+                return clean + suffix, True
     if "/" in clean:
         return clean, False
     found: list[str] = []

@@ -85,3 +85,34 @@ def is_measurement(text: str, start: int, end: int) -> bool:
 def extract_measurements(text: str, limit: int = MAX_NUMBERS) -> list[str]:
     """Distinct measurement tokens (see :func:`is_measurement`), normalized like :func:`extract_numbers`."""
     return _distinct_tokens(text, limit, is_measurement)
+
+
+_UNIT_FAMILIES: dict[str, str] = {
+    "ns": "ns", "nsec": "ns", "us": "us", "µs": "us", "μs": "us", "usec": "us", "µsec": "us", "μsec": "us",
+    "ms": "ms", "msec": "ms", "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "min": "min",
+    "mins": "min", "minute": "min", "minutes": "min", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+    "毫秒": "ms", "微秒": "us", "纳秒": "ns", "秒": "s", "分钟": "min", "小时": "h", "倍": "x", "×": "x", "x": "x",
+}
+
+
+def unit_family(unit: str) -> str:
+    """A unit's canonical spelling, so ``msec`` and ``ms`` agree and ``ms`` and ``s`` do not."""
+    clean = unit.strip()
+    return _UNIT_FAMILIES.get(clean, _UNIT_FAMILIES.get(clean.lower(), clean))
+
+
+def measurement_units(text: str, limit: int = MAX_NUMBERS) -> dict[str, list[str]]:
+    """For each number followed by a unit: the canonical units it was printed with (``{"0.213": ["ms"]}``)."""
+    found: dict[str, list[str]] = {}
+    for match in _NUMBER.finditer(text):
+        unit = _UNIT_AFTER.match(text, match.end())
+        if unit is None:
+            continue
+        token = _normalize(match.group(0))
+        family = unit_family(unit.group(0))
+        units = found.setdefault(token, [])
+        if family not in units:
+            units.append(family)
+        if len(found) >= limit:
+            break
+    return found

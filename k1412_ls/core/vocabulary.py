@@ -28,7 +28,7 @@ INTENT_TAGS: frozenset[str] = frozenset({
     "question", "greeting",
 })
 FACET_TAGS: frozenset[str] = frozenset({"analysis", "measurement", "workspace", "multistep", "tests", "build",
-                                       "commit", "deletion", "lint", "change"})
+                                       "commit", "deletion", "lint", "change", "rename"})
 ALL_TAGS: frozenset[str] = INTENT_TAGS | FACET_TAGS
 
 # File kinds shared by target extraction, the intent rules and the evidence rules.
@@ -45,7 +45,8 @@ DATA_EXTENSIONS: frozenset[str] = frozenset({
 })
 FILE_EXTENSIONS: frozenset[str] = SOURCE_EXTENSIONS | REPORT_EXTENSIONS | DATA_EXTENSIONS
 BARE_FILE_NAMES: frozenset[str] = frozenset({"Makefile", "Dockerfile", "Justfile", "Procfile", "Gemfile",
-                                             "Rakefile", "Jenkinsfile", "Vagrantfile"})
+                                             "Rakefile", "Jenkinsfile", "Vagrantfile", "README", "CHANGELOG",
+                                             "LICENSE", "CONTRIBUTING"})
 # "Node.js" and friends are technologies, not files.
 NOT_FILES: frozenset[str] = frozenset({"node.js", "vue.js", "next.js", "nuxt.js", "react.js", "express.js",
                                        "angular.js", "three.js", "d3.js", "chart.js", "ember.js", "p5.js",
@@ -131,8 +132,10 @@ RULES: tuple[Rule, ...] = (
           r"capitali[sz]e|lowercase|uppercase|trim|normali[sz]e|deduplicate|dedupe|get\s+rid\s+of)\b"
           r"(?!\s+sure)(?!\s+certain)"),
     _rule("zh.change-verb", "artifact change",
-          r"修|改|删|加上|添加|增加|插入|替换|更新|升级|降级|重命名|移动|实现|写入|创建|新建|生成|调整|去掉|去除|移除|补上|"
+          r"修|改|删|加上|加到|加进|加入|加一个|加一行|加个|加点|放到|放进|写进|添加|增加|插入|替换|更新|升级|降级|重命名|移动|实现|写入|创建|新建|生成|调整|去掉|去除|移除|补上|"
           r"补充|换成|设为|设置为|设成|改成|改为|变成|清理|整理|格式化|翻译|转换|恢复|还原|合并|拆分|提取|注释掉|取消注释"),
+    _rule("en.rename", "rename artifact change", r"\b(?:rename|move|mv)\b"),
+    _rule("zh.rename", "rename artifact change", r"重命名|改名|移动到|移到|挪到"),
     _rule("en.tests", "tests",
           r"\btests?\b(?!\s+(?:report|results|summary|plan))|\btest\s+suite\b|\bunit\s*tests?\b|\bspecs?\b"
           r"|\bpytest\b|\bunittest\b|\bjest\b|\bvitest\b|\bgo\s+test\b|\bcargo\s+test\b|\bnpm\s+test\b"),

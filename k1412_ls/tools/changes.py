@@ -80,12 +80,20 @@ class Snapshot:
 
 
 def _text(path: Path) -> str | None:
+    """The text of a regular file (never a FIFO, device or symlink, which could block or lead elsewhere)."""
     try:
-        if path.is_symlink() or path.stat().st_size > MAX_TEXT_BYTES:
-            return None
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_TEXT_BYTES:
+            return None
+        data = os.read(fd, MAX_TEXT_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if b"\0" in data[:8192]:
         return None
     try:

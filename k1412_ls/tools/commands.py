@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from k1412_ls.tools.environment import scrubbed_env
 from k1412_ls.tools.changes import Snapshot, change_entries
+from k1412_ls.tools.environment import scrubbed_env
 from k1412_ls.tools.facts import exec_facts
 from k1412_ls.tools.observe import close_quietly, fileno, observed_command, read_records, status_file
 from k1412_ls.tools.proc import SANDBOXED, CommandPolicy, Completed, run_to_end, shell_argv

@@ -26,13 +26,13 @@ and numeric tokens, never write bodies. Kinds:
 from __future__ import annotations
 
 import hashlib
+import re
+from dataclasses import asdict
 from typing import Any
 
-from dataclasses import asdict
-
 from k1412_ls.core.evidence.runners import parse_summary
-from k1412_ls.core.numbers import extract_measurements, extract_numbers
-from k1412_ls.core.vocabulary import is_report_path
+from k1412_ls.core.numbers import extract_measurements, extract_numbers, measurement_units
+from k1412_ls.core.vocabulary import is_report_path, is_source_path
 
 EXCERPT_CHARS = 4000
 NUMBER_SCAN_CHARS = 64 * 1024
@@ -58,9 +58,33 @@ def write_entry(path: str, text: str | None, action: str, **extra: Any) -> dict[
         scanned = text if is_report_path(path) else text[:NUMBER_SCAN_CHARS]
         entry.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data),
                      numbers=extract_numbers(scanned, 200), measurements=extract_measurements(scanned, 200),
-                     shebang=text.startswith("#!"))
+                     units=measurement_units(scanned, 200), shebang=text.startswith("#!"))
+        imports = imported_modules(path, text[:NUMBER_SCAN_CHARS])
+        if imports:
+            entry["imports"] = imports
     entry.update(extra)
     return entry
+
+
+_IMPORT_PATTERNS = (
+    re.compile(r"^\s*(?:from\s+\.?([\w.]+)\s+import|import\s+([\w.]+))", re.MULTILINE),        # Python
+    re.compile(r"""(?:require\(\s*|from\s+|import\s+)['"]\.{0,2}/?([\w./-]+?)(?:\.[cm]?[jt]s)?['"]"""),  # JS/TS
+    re.compile(r'^\s*#\s*include\s+"([\w./-]+?)(?:\.h|\.hpp)?"', re.MULTILINE),                    # C/C++
+)
+
+
+def imported_modules(path: str, text: str) -> list[str]:
+    """Local module names a source file imports or includes (``calc`` for ``from calc import add``)."""
+    if not is_source_path(path):
+        return []
+    names: list[str] = []
+    for pattern in _IMPORT_PATTERNS:
+        for match in pattern.finditer(text):
+            name = next((g for g in match.groups() if g), "")
+            stem = name.rsplit("/", 1)[-1].split(".")[0]
+            if stem and stem not in names:
+                names.append(stem)
+    return names[:50]
 
 
 def write_facts(entries: list[dict[str, Any]], unchanged: bool = False) -> dict[str, Any]:
@@ -72,5 +96,5 @@ def exec_facts(command: str, cwd: str, exit_code: int | None, output: str, *, ti
     return {
         "kind": "exec", "command": command, "cwd": cwd, "exit_code": exit_code, "timed_out": timed_out,
         "cancelled": cancelled, "output": excerpt(output), "numbers": extract_numbers(output),
-        "tests": asdict(parse_summary(output)),
+        "units": measurement_units(output, 200), "tests": asdict(parse_summary(output)),
     }

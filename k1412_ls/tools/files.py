@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from k1412_ls.core.numbers import extract_numbers
 from k1412_ls.tools.documents import (
     MAX_DOCUMENT_BYTES,
     NotTextError,
@@ -25,7 +26,7 @@ from k1412_ls.tools.documents import (
     refuse_special,
 )
 from k1412_ls.tools.edits import commit_text, load_for_edit, note_read, to_lf
-from k1412_ls.tools.facts import write_entry, write_facts
+from k1412_ls.tools.facts import NUMBER_SCAN_CHARS, write_entry, write_facts
 from k1412_ls.tools.ignore import Entry, GlobFilter, initial_chain, list_children
 from k1412_ls.tools.locks import write_guard
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
@@ -229,7 +230,8 @@ def read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         fields["next_start_line"] = window.end_line + 1
     if window.cut_lines:
         fields["cut_lines"] = window.cut_lines
-    return ToolResult.success(facts={"kind": "read", "paths": [rel]}, **fields)
+    facts = {"kind": "read", "paths": [rel], "numbers": extract_numbers(window.content[:NUMBER_SCAN_CHARS], 200)}
+    return ToolResult.success(facts=facts, **fields)
 
 
 # --- write_file ----------------------------------------------------------------------------------

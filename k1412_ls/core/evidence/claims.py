@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from k1412_ls.core.vocabulary import extract_targets
 
-_SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+|\n|$)")
+# Sentences end at . ! ? followed by a space (not inside calc.py), or at 。！？；; and line breaks.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[。！？；;\n]+")
 _NEGATION = re.compile(
     r"\b(?:not|no|never|cannot|can't|couldn't|didn't|don't|doesn't|isn't|aren't|wasn't|weren't|won't|without|"
     r"fail|fails|failed|failing|failure|unable|broken|error|errors|still\s+red|unless|if|whether|should|would|"
@@ -36,7 +37,8 @@ _COMMITTED = re.compile(r"\b(?:committed|created\s+a\s+commit|made\s+a\s+commit)
                         re.IGNORECASE)
 _CHANGED = re.compile(r"\b(?:fixed|updated|changed|modified|edited|created|added|wrote|written|renamed|inserted|"
                       r"bumped|patched|rewrote|rewritten|replaced|refactored|implemented|corrected|saved)\b"
-                      r"|修复了?|修改了?|更新了?|创建了?|添加了?|写入了?|插入了?|改成了?|改为|改好了?|替换了?|重构了?|实现了?|保存",
+                      r"|修复了?|修改了?|更新了?|创建了?|添加了?|写入了?|插入了?|改成了?|改为|改好了?|替换了?|重构了?|实现了?|保存|加入了?|加了|"
+                      r"加上了?|新增了?|重命名|升级了?|修正了?",
                       re.IGNORECASE)
 _DELETED = re.compile(r"\b(?:deleted|removed|erased|got\s+rid\s+of)\b|删除了?|删掉了?|移除了?|去掉了?", re.IGNORECASE)
 
@@ -51,7 +53,7 @@ class Claim:
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
 def find_claims(answer: str) -> list[Claim]:

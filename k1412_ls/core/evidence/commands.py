@@ -26,8 +26,9 @@ summaries untrustworthy).
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from k1412_ls.core.evidence.runners import (
@@ -77,7 +78,8 @@ COMPILERS = frozenset({"gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "ja
 C_SOURCES = re.compile(r"\.(?:c|cc|cpp|cxx|c\+\+|m|mm|java|rs|ts|tsx|f90|f|cu|zig|s|S)$")
 MAKE_TEST_TARGETS = frozenset({"test", "tests", "check", "ci"})
 _VERSIONED = re.compile(r"^(python|pypy|ruby|perl|php|node)[0-9.]*$")
-TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test|[^/]*\.test|[^/]*\.spec|tests?)\.(?:py|js|mjs|cjs|ts)$")
+TEST_FILE = re.compile(r"(?:^|/)(?:(?:test_[^/]*|[^/]*_test|[^/]*\.test|[^/]*\.spec|tests?)\.(?:py|js|mjs|cjs|ts)"
+                       r"|test_[^/.]*|[^/.]*_test|tests?)$")
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,9 @@ class Invocation:
     suite: Suite | None = None
     sources: tuple[str, ...] = ()  # what a build compiles
     outputs: tuple[str, ...] = ()  # what a build produces (-o)
+    cwd: str = "."                 # where it ran, relative to the line's working directory (``cd`` followed)
+    silenced: bool = False         # its standard output went to /dev/null
+    lenient: bool = False          # a build told to ignore errors (``make -i``): its status proves nothing
 
     @property
     def proves_execution(self) -> bool:
@@ -274,6 +279,8 @@ def classify(simple: Simple) -> Invocation:
         module = _module(rest)
         if module is not None:
             name, args = module
+            if name == "doctest":
+                return make("test", {"prog:doctest"}, suite=Suite("doctest", tuple(args)))
             if name in ("pytest", "py.test"):
                 return make("test", {"prog:pytest"}, suite=pytest_suite(args))
             if name == "unittest":
@@ -315,12 +322,14 @@ def classify(simple: Simple) -> Invocation:
             return make("probe", {f"prog:git {sub}"})
         return make("vcs", {f"prog:git {sub}"})
     if program in COMPILERS or (program in ("go", "cargo") and rest[:1] == ["build"]) or (
-            program == "make" and not [p for p in rest if not p.startswith("-")]) or program == "cmake":
+            program == "make" and not [p for p in rest if not p.startswith("-") and p not in MAKE_TEST_TARGETS]) \
+            or program == "cmake":
         sources = tuple(a for a in rest if C_SOURCES.search(a))
         outputs = tuple(rest[i + 1] for i, a in enumerate(rest[:-1]) if a == "-o")
-        checks_only = program in COMPILERS and any(a in ("-fsyntax-only", "-E", "--noEmit") for a in rest)
+        lenient = program == "make" and any(a in ("-i", "--ignore-errors") or (a.startswith("-") and not a.startswith(
+            "--") and "i" in a[1:] and len(a) <= 4) for a in rest)
         return make("build", {f"build:{program}", *(f"file:{s}" for s in sources)}, sources=sources,
-                    outputs=outputs) if not checks_only else make("build", {f"build:{program}"}, sources=sources)
+                    outputs=outputs, lenient=lenient)
     positional = [w for w in rest if not w.startswith("-")]
     if program in SETUP_PROGRAMS and positional and positional[0] in SETUP_WORDS:
         return make("setup", {f"prog:{program} {positional[0]}"})
@@ -392,8 +401,14 @@ def command_shape(command: str) -> CommandShape:
     literals: list[str] = []
     mentions: set[str] = set()
     writes: list[str] = []
+    cwd = "."
     for simple in line.commands:
         invocation = classify(simple)
+        if cwd != "." or simple.silenced:
+            invocation = replace(invocation, cwd=cwd, silenced=simple.silenced)
+        if invocation.program == "cd" and len(invocation.argv) == 2 and invocation.argv[1] and simple.nesting == 0:
+            target = invocation.argv[1]
+            cwd = target if target.startswith("/") else posixpath.normpath(posixpath.join(cwd, target))
         invocations.append(invocation)
         literals.extend(_literals(simple, invocation))
         mentions.update(w.removeprefix("./") for w in simple.argv if ("." in w or "/" in w) and " " not in w)

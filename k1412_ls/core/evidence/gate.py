@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from k1412_ls.core.evidence.claims import find_claims
 from k1412_ls.core.evidence.ledger import EvidenceLedger
 from k1412_ls.core.evidence.requirements import Requirements
-from k1412_ls.core.evidence.claims import find_claims
 from k1412_ls.core.evidence.rules import CHECKS, Evidence, Problem, failure_problems
 
 
@@ -85,7 +85,7 @@ class CompletionGate:
             else:
                 satisfied.append(kind)
         claimed = CHECKS["claims"](evidence)
-        if find_claims(final_message):
+        if find_claims(final_message) or claimed:
             required.append("claims")
             if claimed:
                 problems.extend(claimed)

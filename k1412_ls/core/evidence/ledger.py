@@ -59,6 +59,9 @@ class WriteEntry:
     from_path: str | None = None
     by_command: bool = False
     binary: bool = False
+    numbers: tuple[str, ...] = ()
+    units: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    imports: tuple[str, ...] = ()
 
     @property
     def removes(self) -> bool:
@@ -75,6 +78,7 @@ class LookEntry:
     kind: str  # read | inspect | git
     paths: tuple[str, ...]
     whole_tree: bool  # a git status/diff of the whole repository (no path filter)
+    numbers: tuple[str, ...] = ()  # numbers in the content read
 
 
 @dataclass(frozen=True)
@@ -91,8 +95,9 @@ class RunEntry:
     numbers: frozenset[str]
     source: str  # exec | process
     process_id: str | None = None
-    outcome: LineOutcome = LineOutcome()
+    outcome: LineOutcome = field(default_factory=LineOutcome)
     cwd: str = "."
+    units: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def proves_run(self) -> bool:
@@ -163,7 +168,7 @@ class EvidenceLedger:
             self._take_writes(seq, depth, tool, facts)
         elif kind in ("read", "inspect") and ok:
             paths = tuple(normalize_path(p) for p in facts.get("paths") or [] if isinstance(p, str))
-            self.looks.append(LookEntry(seq, depth, tool, kind, paths, False))
+            self.looks.append(LookEntry(seq, depth, tool, kind, paths, False, _strings(facts.get("numbers"))))
         elif kind == "git" and ok:
             paths = tuple(normalize_path(p) for p in facts.get("paths") or [] if isinstance(p, str))
             whole = "paths" not in facts and not args.get("path")
@@ -196,7 +201,9 @@ class EvidenceLedger:
             self.writes.append(WriteEntry(seq, depth, tool, path, action, tuple(map(str, measurements)),
                                           bool(raw.get("shebang")),
                                           normalize_path(origin) if isinstance(origin, str) else None,
-                                          raw.get("by") == "command", bool(raw.get("binary"))))
+                                          raw.get("by") == "command", bool(raw.get("binary")),
+                                          _strings(raw.get("numbers")), _units(raw.get("units")),
+                                          _strings(raw.get("imports"))))
 
     def _take_run(self, seq: int, depth: int, tool: str, facts: dict[str, Any], source: str) -> None:
         command = facts.get("command")
@@ -221,12 +228,16 @@ class EvidenceLedger:
         process_id = facts.get("process_id") if isinstance(facts.get("process_id"), str) else None
         shape = command_shape(command)
         outcome = LineOutcome()
+        cwd = facts.get("cwd") if isinstance(facts.get("cwd"), str) else "."
+        output = facts.get("output") if isinstance(facts.get("output"), str) else ""
         if source == "exec":
             observed = facts.get("observed") if isinstance(facts.get("observed"), list) else []
-            outcome = line_outcome(shape, exit_code, stopped, observed, _tally(facts))
-        cwd = facts.get("cwd") if isinstance(facts.get("cwd"), str) else "."
+            outcome = line_outcome(shape, exit_code, stopped, observed, _tally(facts), output, normalize_path(cwd))
+        elif status == "exited" and facts.get("op") == "poll":
+            # A background command that ended: judge it like a line whose exit code is known.
+            outcome = line_outcome(shape, exit_code, False, [], parse_summary(output), output, normalize_path(cwd))
         self.runs.append(RunEntry(seq, depth, tool, shape, exit_code, succeeded, failed, numbers,
-                                  source, process_id, outcome, normalize_path(cwd)))
+                                  source, process_id, outcome, normalize_path(cwd), _units(facts.get("units"))))
 
     def snapshot(self) -> tuple[list[WriteEntry], list[LookEntry], list[RunEntry]]:
         """The entries sorted by ``seq`` (a consistent copy, safe while events keep arriving)."""
@@ -268,3 +279,14 @@ def _tally(facts: dict[str, Any]) -> Tally:
             pass
     output = facts.get("output")
     return parse_summary(output) if isinstance(output, str) else Tally()
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def _units(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``{"0.213": ["ms"]}`` as a hashable tuple."""
+    if not isinstance(value, dict):
+        return ()
+    return tuple((str(k), tuple(str(u) for u in v)) for k, v in value.items() if isinstance(v, list))

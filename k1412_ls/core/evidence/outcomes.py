@@ -21,11 +21,12 @@ line's exit code. A build passes with status 0 and fails otherwise.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from typing import Any
 
 from k1412_ls.core.evidence.commands import CommandShape, Invocation, classify_argv
-from k1412_ls.core.evidence.runners import Suite, Tally
+from k1412_ls.core.evidence.runners import COMPILE_ERROR, Suite, Tally
 
 NO_TESTS_STATUS = 5  # pytest and unittest (3.12+): nothing collected
 
@@ -68,10 +69,17 @@ def _matches(invocation: Invocation, argv: list[str]) -> bool:
     return all(w in argv[1:] for w in literal)
 
 
+def _where(run_cwd: str, invocation_cwd: str) -> str:
+    if invocation_cwd.startswith("/") or run_cwd in ("", "."):
+        return invocation_cwd
+    return posixpath.normpath(posixpath.join(run_cwd, invocation_cwd))
+
+
 def line_outcome(shape: CommandShape, exit_code: int | None, stopped: bool,
-                 observed: list[dict[str, Any]], tally: Tally) -> LineOutcome:
+                 observed: list[dict[str, Any]], tally: Tally, output: str = "", cwd: str = ".") -> LineOutcome:
     """Judge one executed line (see the module docstring)."""
     trusted = shape.trusted_status
+    compile_error = bool(COMPILE_ERROR.search(output))
     records = [r for r in observed if isinstance(r.get("argv"), list) and isinstance(r.get("status"), int)] \
         if trusted else []
     used: set[int] = set()
@@ -97,12 +105,17 @@ def line_outcome(shape: CommandShape, exit_code: int | None, stopped: bool,
             continue
         status = status_of(invocation)
         if invocation.role == "test" and invocation.suite is not None:
-            tests.append(_test_outcome(invocation.suite, status, stopped, summary))
-            executed = executed or status == 0
+            suite = invocation.suite.rebased(_where(cwd, invocation.cwd))
+            outcome = _test_outcome(suite, status, stopped, summary)
+            tests.append(outcome)
+            executed = executed or (status == 0 and outcome.outcome == "pass")
         elif invocation.role == "build":
-            builds.append(BuildOutcome(invocation.program, invocation.sources, invocation.argv,
-                                       None if status is None and not stopped else status == 0))
-            executed = executed or status == 0
+            ok: bool | None = None if status is None and not stopped else status == 0
+            if compile_error:
+                ok = False
+            elif invocation.lenient and ok:
+                ok = None  # ``make -i`` exits 0 whatever failed
+            builds.append(BuildOutcome(invocation.program, invocation.sources, invocation.argv, ok))
         elif invocation.role == "commit":
             committed = committed or status == 0
         else:
@@ -137,10 +150,12 @@ def _test_outcome(suite: Suite, status: int | None, stopped: bool, summary: Tall
         return TestOutcome(suite, "none", "no test ran")
     if status is None:
         return TestOutcome(suite, "unknown", "its exit status was discarded by the command line")
+    if suite.status_only and not summary.found:
+        return TestOutcome(suite, "pass")  # a compiled test program or project script: its status decides
     if not summary.clean_pass:
         return TestOutcome(suite, "unknown", "no test summary shows how many tests ran")
     if summary.filtered:
         narrowed = Suite(suite.family, suite.targets, suite.narrowed or "some tests were deselected",
-                         suite.collect_only)
+                         suite.collect_only, suite.selector)
         return TestOutcome(narrowed, "pass")
     return TestOutcome(suite, "pass")

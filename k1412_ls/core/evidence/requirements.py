@@ -41,9 +41,12 @@ TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(?:test|
 # Words before a named file that make it material the request works from, not a file to change.
 _INPUT_BEFORE = re.compile(r"(?:\bfor|\bfrom|\bof|\busing|\bbased\s+on|\bagainst|\bcovering|\bread|根据|针对|读取|基于|为|给)"
                            r"\s*(?:the\s+)?(?:functions?\s+in\s+|code\s+in\s+|module\s+)?`?$", re.IGNORECASE)
-# A file the request names as the destination of results.
-_DESTINATION_BEFORE = re.compile(r"(?:\bto|\binto|\bin|\bas|写入|写到|保存到|保存为|存到|存为|输出到|导出到|记录到|放到|放进)"
-                                 r"\s*(?:a\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?`?$", re.IGNORECASE)
+# A file the request names as the destination of results ("save the timings to bench.md", "写进 results.md").
+_DESTINATION_BEFORE = re.compile(
+    r"(?:\b(?:save|saving|write|writing|record|put|dump|export|store|log|append|output|redirect|copy|paste|report|"
+    r"summari[sz]e|tabulate|collect|note)\w*\b[^.;\n]{0,50}?\b(?:to|into|in)|写入|写到|写进|写成|保存到|保存为|保存进|存到|"
+    r"存为|存进|输出到|导出到|记录到|记录在|记到|记进|放到|放进|填到|填进|汇总到|整理到)"
+    r"\s*(?:a\s+|the\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?`?$", re.IGNORECASE)
 
 Resolver = Callable[[str], tuple[str, bool]]
 
@@ -61,6 +64,7 @@ class Requirements:
     existing: tuple[str, ...] = ()      # named files that existed when the run started
     destinations: tuple[str, ...] = ()  # named files the request sends results to
     tags: frozenset[str] = field(default_factory=frozenset)
+    renames: bool = False  # a rename or move: the old name may end gone
 
     def needs(self, kind: str) -> bool:
         """Whether ``kind`` of evidence is required."""
@@ -105,7 +109,7 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     exists (the runtime's workspace lookup); ``recorded`` is what an earlier
     derivation recorded (replay), which wins over both.
     """
-    decision = classify_intent(request)
+    decision = classify_intent(without_prohibitions(request))
     tags = decision.tags
     kinds: set[str] = set()
     rules: list[str] = []
@@ -117,9 +121,17 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
 
     named = extract_targets(request)
     targets, existing = _resolved(named, resolve, recorded)
-    question = "question" in tags and "change" not in tags and "source" not in tags
+    # Asking to find out (run, check, answer, report) rather than to change: failures found are findings.
+    report_only = "report" in tags and not tags & {"source", "commit", "deletion", "rename"} and all(
+        is_report_path(t) for t in targets) and not _FIXING.search(request)
+    question = asks_question(request, tags) or report_only or not tags & {"change", "artifact", "source", "commit",
+                                                                          "deletion"}
+    if question and "report" in tags:
+        tags = tags - {"change"}
     if not question and tags & {"artifact", "change"}:
         need("artifact", "need.artifact")
+    elif "report" in tags:
+        need("artifact", "need.report")
     if "source" in tags:
         need("source", "need.source")
         need("artifact", "need.source")
@@ -134,7 +146,8 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
         kinds.discard("execution")
     if "deletion" in tags and not question:
         need("deletion", "need.deletion")
-    if "report" in tags:
+    destinations = _destinations(request, named, targets)
+    if "report" in tags or (destinations and tags & {"execution", "measurement"}):
         need("report", "need.report")
     if "measurement" in tags:
         need("benchmark", "need.benchmark")
@@ -142,9 +155,9 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     about_workspace = "workspace" in tags or bool(targets)
     if "git" in tags or (tags & {"analysis", "comparison", "question"} and about_workspace):
         need("inspection", "need.inspection")
-    if not kinds and targets and "greeting" not in tags and "memory" not in tags:
-        need("inspection", "need.look")
-    if kinds - {"inspection"} and "inspection" in kinds and not question:
+    if not kinds and "greeting" not in tags and "memory" not in tags and (targets or not tags & {"question"}):
+        need("inspection", "need.look")  # fail closed: nothing recognised still owes a real look
+    if kinds - {"inspection"} and "inspection" in kinds:
         kinds.discard("inspection")
         rules = [r for r in rules if r not in ("need.inspection", "need.look")]
     if not kinds:
@@ -152,10 +165,37 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     ordered = tuple(kind for kind in EVIDENCE_KINDS if kind in kinds)
     by_name = dict(zip(named, targets, strict=True))
     inputs = tuple(by_name[n] for n in named if _is_input(request, n, tags))
-    destinations = tuple(by_name[n] for n in named
-                         if any(_DESTINATION_BEFORE.search(request[max(0, p - 30):p]) for p in _positions(request, n)))
     return Requirements(ordered, (*decision.rules, *rules), targets, request, question, inputs, existing,
-                        destinations, tags)
+                        destinations, tags, renames="rename" in tags)
+
+
+def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]) -> tuple[str, ...]:
+    """Named files the request sends results to ("save the timings to bench.md", "写进 results.md")."""
+    return tuple(target for name, target in zip(named, targets, strict=True)
+                 if not is_source_path(target) and any(_DESTINATION_BEFORE.search(request[max(0, p - 70):p])
+                                                       for p in _positions(request, name)))
+
+
+# "Don't change any code", "先不要改代码", "without touching tests": words that forbid, not ask.
+_PROHIBITION = re.compile(
+    r"\b(?:do\s+not|don't|dont|never|without|no\s+need\s+to|not\s+to)\s+(?:\w+\s+){0,2}?(?:change|modify|edit|touch|"
+    r"fix|update|rewrite|delete|remove|add|create|write|commit)\w*(?:\s+(?:any|the|a|anything|it|them)?\s*\w+)?"
+    r"|(?:不要|别|不用|无需|不必|勿|禁止|不许|不能)\s*(?:先)?(?:修改|改动|改|动|修|删除|删|添加|加|提交|写)[^，。,.;；！!]{0,12}",
+    re.IGNORECASE)
+_FIXING = re.compile(r"\b(?:fix|bug|repair|broken)|修复|修一下|修好|改好|错误", re.IGNORECASE)
+_ASKS = re.compile(r"(?:\?|？|吗|呢)\s*$")
+_REQUEST_FORM = re.compile(r"^\s*(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you|can\s+u|请|麻烦|帮我|"
+                           r"能不能帮|能否帮|可以帮|你能帮)", re.IGNORECASE)
+
+
+def without_prohibitions(request: str) -> str:
+    """The request with the things it forbids removed, so "don't change the code" asks for no change."""
+    return _PROHIBITION.sub(" ", request)
+
+
+def asks_question(request: str, tags: frozenset[str]) -> bool:
+    """Whether the request is a question to answer ("do the tests still pass after my change?")."""
+    return "question" in tags and bool(_ASKS.search(request.strip())) and not _REQUEST_FORM.search(request)
 
 
 def _resolved(named: tuple[str, ...], resolve: Resolver | None,

@@ -35,8 +35,6 @@ from dataclasses import dataclass
 
 from k1412_ls.core.evidence.claims import find_claims
 from k1412_ls.core.evidence.commands import same_work
-from k1412_ls.core.evidence.outcomes import BuildOutcome, TestOutcome
-from k1412_ls.core.evidence.runners import Suite
 from k1412_ls.core.evidence.ledger import (
     FileState,
     LookEntry,
@@ -46,8 +44,10 @@ from k1412_ls.core.evidence.ledger import (
     same_path,
     written_files,
 )
+from k1412_ls.core.evidence.outcomes import BuildOutcome, TestOutcome
 from k1412_ls.core.evidence.requirements import Requirements
-from k1412_ls.core.numbers import extract_measurements
+from k1412_ls.core.evidence.runners import Suite
+from k1412_ls.core.numbers import extract_measurements, measurement_units
 from k1412_ls.core.vocabulary import extract_targets, is_report_path, is_source_path
 
 MAX_LISTED = 3
@@ -102,13 +102,13 @@ def _touches(run: RunEntry, path: str) -> bool:
 
 
 def _reads_content(run: RunEntry) -> bool:
-    """A successful command that looked inside files (not ``ls``/``pwd``/printed text)."""
+    """A successful command that showed what is inside files (not ``ls``/``pwd``/printed text/``> /dev/null``)."""
     return run.succeeded and run.shape.role not in ("print",) and any(
-        i.role in ("probe", "run", "test", "build", "inline") and i.program not in _NO_CONTENT
+        i.role in ("probe", "run", "test", "build", "inline") and i.program not in _NO_CONTENT and not i.silenced
         for i in run.shape.invocations)
 
 
-_NO_CONTENT = frozenset({"ls", "ll", "dir", "pwd", "cd", "tree", "which", "whereis", "type", "echo", "printf",
+_NO_CONTENT = frozenset({"wc", "file", "find", "fd", "git", "ls", "ll", "dir", "pwd", "cd", "tree", "which", "whereis", "type", "echo", "printf",
                          "true", ":", "date", "whoami", "id", "uname", "hostname", "env", "printenv", "sleep",
                          "export", "set", "mkdir", "touch", "du", "df", "stat", "realpath", "readlink",
                          "basename", "dirname", "nproc", "free", "locale", "test", "[", "[["})
@@ -132,7 +132,7 @@ def verified(ev: Evidence, state: FileState) -> bool:
         same_line = run.seq == after and state.last.by_command
         if run.seq < after or (run.seq == after and not same_line) or not run.succeeded:
             continue
-        if run.source == "process" or run.proves_run:
+        if run.source == "process" or run.proves_run or run.outcome.committed:
             return True
         if run.shape.role in ("probe", "setup") and _touches(run, state.path):
             return True
@@ -237,18 +237,26 @@ def _acknowledges_unchanged(text: str) -> bool:
                           text, re.IGNORECASE))
 
 
+_FIX = re.compile(r"\b(?:fix|bug|repair|broken|failing|crash)|修|错误|问题|失败", re.IGNORECASE)
+
+
 def check_artifact(ev: Evidence) -> list[Problem]:
     """Rule ``artifact``: a named file (else some file) changed, and every change verified after it."""
     req = ev.requirements
     files = _code_files(ev)
     problems: list[Problem] = []
     wanted = req.change_targets
-    deleting = req.needs("deletion")
+    deleting = req.needs("deletion") or req.renames
     changed_targets = [t for t in wanted if any(same_path(p, t) and (s.present or deleting) for p, s in files.items())]
     skipped_targets = [t for t in wanted if any(same_path(p, t) for p in ev.skipped)]
     if wanted and not changed_targets:
         if skipped_targets and _acknowledges_unchanged(ev.final_message):
             return []
+        read_targets = [t for t in wanted if _looked_at(ev, t)]
+        proven = not _FIX.search(req.request) or bool(passing_tests_after(ev, 0))
+        if read_targets and not files and _acknowledges_unchanged(ev.final_message) and proven \
+                and not unresolved_failures(ev):
+            return []  # already right: it read the file, (for a fix) the tests pass, and it says so
         target = wanted[0]
         what = "deleted" if deleting else "changed"
         problems.append(Problem("artifact", f"{_names(wanted)} was never {what} in this run",
@@ -271,7 +279,9 @@ def check_artifact(ev: Evidence) -> list[Problem]:
             problems.append(Problem("artifact", "no file was written in this run",
                                     "write the requested file with write_file, then read it back with read_file."))
         return problems
-    unverified = [s for s in files.values() if not verified(ev, s)]
+    # A report's proof is the report rule (written after the run, figures copied), not a read-back.
+    reports = {s.path for s in report_files(ev)[0]} if req.needs("report") or req.needs("benchmark") else set()
+    unverified = [s for s in files.values() if s.path not in reports and not verified(ev, s)]
     for state in unverified[:MAX_LISTED]:
         if state.present and is_source_path(state.path):
             remedy = f"run {state.path} (or its tests) with run_command so the output proves it works."
@@ -312,8 +322,22 @@ def failure_problems(ev: Evidence, kind: str) -> list[Problem]:
 
 
 def _attempted(ev: Evidence) -> bool:
-    return any(r.proves_run or r.outcome.failed_programs or any(t.outcome in ("pass", "fail") for t in r.outcome.tests)
-               or any(b.ok is not None for b in r.outcome.builds) for r in ev.runs)
+    return any(_ran(r) for r in ev.runs)
+
+
+_ADMITS_FAILURE = re.compile(r"\b(?:fail|fails|failed|failing|failure|error|errors|broken|does\s+not|doesn't|"
+                             r"did\s+not|didn't|not\s+pass|cannot|can't|no\b|issues?|problems?|warnings?|violations?)"
+                             r"|失败|错误|报错|不通过|未通过|没有通过|问题|无法|不能|不行|警告", re.IGNORECASE)
+
+
+def failures_acknowledged(ev: Evidence) -> list[Problem]:
+    """A run that only looked may end with failures, if its answer says so (they are its findings)."""
+    open_failures = unresolved_failures(ev)
+    if not open_failures or _ADMITS_FAILURE.search(ev.final_message):
+        return []
+    first = open_failures[0]
+    return [Problem("execution", f"{first.describe()}, but the answer does not say so",
+                    "report the failure truthfully in the answer (what failed and why).")]
 
 
 def check_execution(ev: Evidence) -> list[Problem]:
@@ -321,7 +345,7 @@ def check_execution(ev: Evidence) -> list[Problem]:
     req = ev.requirements
     if req.question:
         if _attempted(ev):
-            return []
+            return failures_acknowledged(ev)
         return [Problem("execution", "nothing was run to answer the question",
                         "run the command that answers it with run_command and report its real output.")]
     problems = [] if req.needs("tests") or req.needs("build") else failure_problems(ev, "execution")
@@ -352,15 +376,22 @@ def _scope_ok(ev: Evidence, suite: Suite) -> bool:
         return False
     if suite.whole:
         return True
-    if suite.narrowed:
-        return False
     req = ev.requirements
+    if suite.narrowed:
+        # A subset the request asked for ("run only the tests marked slow") is the suite it wants.
+        return bool(suite.selector) and _ONLY.search(req.request) is not None and all(
+            word.lower() in req.request.lower() for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", suite.selector)
+            if word not in ("and", "or", "not"))
     allowed = [t for t in req.targets if TEST_FILE.search(t)]
     if req.needs("source") or "tests" in req.tags:
         allowed += [p for p, s in ev.files.items() if s.present and TEST_FILE.search(p)]
-    if not allowed:
-        return False
-    return all(any(same_path(t.split("::")[0], a) or covers(t, a) for a in allowed) for t in suite.targets)
+    # A directory or file the request itself names ("the tests in backend") is the scope it asks for.
+    words = set(re.findall(r"[\w./-]+", req.request))
+    return all(any(same_path(t.split("::")[0], a) or covers(t, a) for a in allowed)
+               or t.split("/")[0] in words or t in words for t in suite.targets)
+
+
+_ONLY = re.compile(r"\bonly\b|\bjust\b|\bmarked\b|\bsubset\b|\b-[km]\b|只|仅|标记", re.IGNORECASE)
 
 
 def passing_tests_after(ev: Evidence, seq: int) -> list[TestOutcome]:
@@ -371,13 +402,13 @@ def check_tests(ev: Evidence) -> list[Problem]:
     """Rule ``tests``: the whole suite (or the subset asked for) passed after the last change; none left failing."""
     req = ev.requirements
     if req.question:
-        ran = [t for r in ev.runs for t in r.outcome.tests if t.outcome in ("pass", "fail") and
-               (t.suite.whole or _scope_ok(ev, t.suite))]
+        # A question may be answered by a run that passed, failed, or only listed the tests ("how many?").
+        ran = [t for r in ev.runs for t in r.outcome.tests if t.outcome in ("pass", "fail", "none")]
         if ran:
-            return []
+            return [] if req.needs("execution") else failures_acknowledged(ev)
         return [Problem("tests", "the test suite was never run in full",
                         "run the whole test suite with run_command (no -k, no file subset) and report its result.")]
-    problems = [p for p in failure_problems(ev, "tests")]
+    problems = [*failure_problems(ev, "tests"), *untested_inputs(ev)]
     if passing_tests_after(ev, _last_code_write(ev)):
         return problems
     narrowed = [t for r in ev.runs for t in r.outcome.tests if t.outcome == "pass" and not _scope_ok(ev, t.suite)]
@@ -405,7 +436,7 @@ def check_build(ev: Evidence) -> list[Problem]:
                                                                                      ("make", "cmake", "cargo", "go"))]
     if req.question:
         if any(b.ok is not None for _, b in relevant):
-            return []
+            return [] if req.needs("execution") else failures_acknowledged(ev)
         return [Problem("build", f"{_names(named) if named else 'the code'} was never compiled",
                         f"compile {named[0] if named else 'it'} with run_command and report the compiler's output.")]
     problems = failure_problems(ev, "build") if not req.needs("tests") else []
@@ -450,8 +481,16 @@ def report_files(ev: Evidence) -> tuple[list[FileState], bool]:
     return [s for s in present if is_report_path(s.path) and not s.last.binary], False
 
 
+def _ran(run: RunEntry) -> bool:
+    """A run whose outcome is known: it succeeded, or a test, build or program in it visibly failed."""
+    o = run.outcome
+    return run.proves_run or bool(o.failed_programs) or any(t.outcome in ("pass", "fail") for t in o.tests) or any(
+        b.ok is not None for b in o.builds)
+
+
 def _first_run_seq(ev: Evidence) -> int | None:
-    runs = successful_runs(ev)
+    """The first run a report can describe: a success, or (reporting findings) any run with a known outcome."""
+    runs = [r for r in ev.runs if _ran(r)] if ev.requirements.question else successful_runs(ev)
     return runs[0].seq if runs else None
 
 
@@ -459,13 +498,27 @@ def reports_after_run(ev: Evidence) -> list[FileState]:
     """Report files whose final content was written after a successful run."""
     first = _first_run_seq(ev)
     files, _ = report_files(ev)
-    return [] if first is None else [s for s in files if s.last.seq > first]
+    return [] if first is None else [s for s in files if s.last.seq > first or (s.last.by_command
+                                                                               and s.last.seq >= first)]
 
 
 def check_report(ev: Evidence) -> list[Problem]:
-    """Rule ``report``: a report file's final content was written after a successful run."""
-    if reports_after_run(ev):
-        return []
+    """Rule ``report``: a report file's final content was written after a successful run; a file the request
+    sends results to states only figures that commands printed."""
+    carriers = reports_after_run(ev)
+    if carriers:
+        problems: list[Problem] = []
+        if not ev.requirements.needs("benchmark"):
+            for state in carriers:
+                if state.path not in ev.requirements.destinations:
+                    continue
+                pool = _measured(ev, state.last.seq + (1 if state.last.by_command else 0))
+                unproven = _unproven(pool, _results(state, ev.requirements.request), dict(state.last.units))
+                if unproven:
+                    problems.append(Problem(
+                        "report", f"{state.path} states {_names(unproven)}, which no successful command printed",
+                        f"copy the exact figures printed by run_command into {state.path}."))
+        return problems
     files, named = report_files(ev)
     req = ev.requirements
     target = (req.destinations or req.report_targets or req.targets or ("report.md",))[0]
@@ -481,15 +534,51 @@ def check_report(ev: Evidence) -> list[Problem]:
     return [Problem("report", detail, remedy)]
 
 
-def _measured_numbers(ev: Evidence, before: int | None) -> set[str]:
-    pool: set[str] = set()
+Pool = dict[str, set[str]]
+
+
+def _measured(ev: Evidence, before: int | None) -> Pool:
+    """Numbers printed by commands that really ran before ``before``, with the units printed after them
+    ("" when a number was printed bare)."""
+    pool: Pool = {}
     for run in ev.runs:
         if run.shape.role == "print" or run.shape.faked_summary:
             continue
-        if (run.proves_run or (run.source == "exec" and run.succeeded and run.shape.role == "run")) and (
-                before is None or run.seq < before):
-            pool |= run.numbers
+        if not (run.proves_run or (run.source == "exec" and run.succeeded and run.shape.role == "run")):
+            continue
+        if before is not None and run.seq >= before:
+            continue
+        _add(pool, run.numbers, dict(run.units))
     return pool
+
+
+def _add(pool: Pool, numbers: tuple[str, ...] | frozenset[str], units: dict[str, tuple[str, ...]]) -> None:
+    for number in numbers:
+        pool.setdefault(number, set()).update(units.get(number) or ("",))
+
+
+def _unproven(pool: Pool, figures: list[str] | tuple[str, ...], units: dict[str, tuple[str, ...]]) -> list[str]:
+    """Figures not printed verbatim, or printed with another unit (``0.213 ms`` is not ``0.213 s``)."""
+    missing: list[str] = []
+    for figure in figures:
+        seen = pool.get(figure)
+        stated = units.get(figure) or ()
+        if seen is None or (stated and "" not in seen and not set(stated) & seen):
+            missing.append(figure + (f" {stated[0]}" if stated and seen is not None else ""))
+    return missing
+
+
+def _results(state: FileState, request: str) -> list[str]:
+    """Figures a results file states: its measurements, and plain numbers of three or more digits
+    (counts, totals) that are not years and not taken from the request."""
+    figures = list(state.last.measurements)
+    asked = set(re.findall(r"\d+(?:\.\d+)?", request))
+    for number in state.last.numbers:
+        digits = number.replace(".", "")
+        if len(digits) >= 3 and "." not in number and not 1900 <= int(number) <= 2100 and number not in asked \
+                and number not in figures:
+            figures.append(number)
+    return figures
 
 
 def check_benchmark(ev: Evidence) -> list[Problem]:
@@ -515,10 +604,10 @@ def check_benchmark(ev: Evidence) -> list[Problem]:
         problems: list[Problem] = []
         measured_any = False
         for state in carriers:
-            pool = _measured_numbers(ev, state.last.seq + (1 if state.last.by_command else 0))
-            figures = list(state.last.measurements)
-            measured_any = measured_any or bool(figures)
-            unproven = [n for n in figures if n not in pool]
+            pool = _measured(ev, state.last.seq + (1 if state.last.by_command else 0))
+            figures = _results(state, req.request) if state.path in req.destinations else list(state.last.measurements)
+            measured_any = measured_any or bool(state.last.measurements)
+            unproven = _unproven(pool, figures, dict(state.last.units))
             if unproven:
                 problems.append(Problem(
                     "benchmark", f"{state.path} states {_names(unproven)}, which no successful command printed",
@@ -529,8 +618,8 @@ def check_benchmark(ev: Evidence) -> list[Problem]:
         if problems:
             return problems
     figures = extract_measurements(ev.final_message)
-    pool = _measured_numbers(ev, None)
-    unproven = [n for n in figures if n not in pool]
+    pool = _measured(ev, None)
+    unproven = _unproven(pool, figures, {k: tuple(v) for k, v in measurement_units(ev.final_message).items()})
     if unproven:
         return [Problem("benchmark", f"the answer states {_names(unproven)}, which no successful command printed",
                         f"{remedy_tail} into the answer, or run the measurement that produces them.")]
@@ -560,13 +649,53 @@ def _resolve_claimed(ev: Evidence, name: str, deleted: bool) -> FileState | None
     exact = next((s for p, s in files.items() if same_path(p, name)), None)
     if exact is not None or "/" in name:
         return exact
-    matches = [s for p, s in files.items() if p.rsplit("/", 1)[-1] == name]
+    stem_only = name.isupper() and "." not in name  # "README" for README.md
+    matches = [s for p, s in files.items() if p.rsplit("/", 1)[-1] == name
+               or (stem_only and p.rsplit("/", 1)[-1].split(".")[0] == name)]
     return matches[0] if len(matches) == 1 else None
+
+
+def answer_figures(ev: Evidence) -> list[Problem]:
+    """Figures with a unit in the answer (times, %, ×, rates, sizes) must come from this run: printed by a
+    command, read from a file, written by a tool, or given in the request."""
+    units = {k: tuple(v) for k, v in measurement_units(ev.final_message).items()}
+    if not units or ev.requirements.needs("benchmark"):
+        return []  # a benchmark request checks its figures more strictly
+    pool: Pool = {}
+    for run in ev.runs:
+        if run.shape.role != "print" and not run.shape.faked_summary and run.source == "exec":
+            _add(pool, run.numbers, dict(run.units))
+    for look in ev.looks:
+        _add(pool, look.numbers, {})
+    for write in ev.writes:
+        if write.tool != "run_command":
+            _add(pool, write.numbers, {})
+    _add(pool, tuple(re.findall(r"\d+(?:\.\d+)?", ev.requirements.request)), {})
+    unproven = _unproven(pool, list(units), units)
+    if not unproven:
+        return []
+    return [Problem("claims", f"the answer states {_names(unproven)}, which nothing in this run printed or read",
+                    "quote only figures that a command printed (run the measurement), or leave them out.")]
+
+
+def untested_inputs(ev: Evidence) -> list[Problem]:
+    """New tests for a named module must exercise it: some written test file imports or includes it."""
+    req = ev.requirements
+    stems = {t.rsplit("/", 1)[-1].rsplit(".", 1)[0] for t in req.inputs if is_source_path(t)}
+    tests = [s for s in ev.files.values() if s.present and TEST_FILE.search(s.path) and not s.last.binary]
+    if not stems or not tests or not ("source" in req.kinds and "tests" in req.tags):
+        return []
+    checked = [s for s in tests if s.last.imports or s.path.endswith((".py", ".js", ".ts", ".c", ".cpp", ".mjs"))]
+    if not checked or any(stems & set(s.last.imports) for s in checked):
+        return []
+    return [Problem("tests", f"the new tests ({_names([s.path for s in checked])}) never import "
+                    f"{_names(sorted(stems))}, so they cannot test it",
+                    f"write tests that import and call {sorted(stems)[0]}, then run them.")]
 
 
 def check_claims(ev: Evidence) -> list[Problem]:
     """Rule ``claims``: every claim of the final answer is backed by this run's events."""
-    problems: list[Problem] = []
+    problems: list[Problem] = answer_figures(ev)
     seen: set[tuple[str, str | None]] = set()
     for claim in find_claims(ev.final_message):
         key = (claim.kind, claim.path)

@@ -48,6 +48,21 @@ class Suite:
     targets: tuple[str, ...] = ()
     narrowed: str | None = None
     collect_only: bool = False
+    selector: str = ""  # the value of the narrowing option (``-k EXPR``, ``-m MARK``), if any
+
+    @property
+    def status_only(self) -> bool:
+        """Runners with no standard summary (``make test``, a compiled test program): their status decides."""
+        return self.family.startswith(("script:", "file:"))
+
+    def rebased(self, cwd: str) -> Suite:
+        """The same suite seen from the workspace root, for a runner started in ``cwd``."""
+        if cwd in ("", "."):
+            return self
+        base = cwd.rstrip("/")
+        targets = tuple(t if t.startswith("/") else f"{base}/{t.removeprefix('./')}".rstrip("/.") or base
+                        for t in self.targets) or (base,)
+        return Suite(self.family, targets, self.narrowed, self.collect_only, self.selector)
 
     @property
     def whole(self) -> bool:
@@ -56,7 +71,7 @@ class Suite:
 
     def covers(self, other: Suite) -> bool:
         """Whether running ``self`` also runs everything ``other`` ran."""
-        if self.collect_only or self.narrowed and self.narrowed != other.narrowed:
+        if self.collect_only or (self.narrowed and self.narrowed != other.narrowed):
             return False
         if self.family != other.family and not (_generic(self.family) or _generic(other.family)):
             return False
@@ -113,7 +128,8 @@ def pytest_suite(args: list[str]) -> Suite:
     narrowed = next((PYTEST_NARROWING[o] for o in options if o in PYTEST_NARROWING), None)
     if narrowed is None and any("::" in p for p in positionals):
         narrowed = "a test id selects single tests"
-    return Suite("pytest", tuple(positionals), narrowed, any(o in COLLECT_ONLY for o in options))
+    selector = _option_value(args, ("-k", "-m", "--deselect")) or ""
+    return Suite("pytest", tuple(positionals), narrowed, any(o in COLLECT_ONLY for o in options), selector)
 
 
 def unittest_suite(args: list[str]) -> Suite:
@@ -222,8 +238,8 @@ _GO_OK = re.compile(r"^ok\s+\S+\s+(?:[\d.]+s|\(cached\))(?!.*no test files)", re
 _GO_FAIL = re.compile(r"^(?:FAIL\s+\S+|--- FAIL: )", re.MULTILINE)
 _CARGO = re.compile(r"^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored; \d+ measured; "
                     r"(\d+) filtered out", re.MULTILINE)
+_DOCTEST = re.compile(r"^(\d+) passed and (\d+) failed\.$", re.MULTILINE)
 _PLAIN = re.compile(r"^\s*(?:[A-Za-z]+:\s*)?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$", re.MULTILINE)
-SUMMARY_PATTERNS = (_PYTEST_LINE, _UNITTEST_RAN, _UNITTEST_END, _TAP, _JEST, _VITEST, _GO_OK, _CARGO, _PLAIN)
 # Loose shapes of a summary, for spotting one inside literal text a command prints.
 LOOKS_LIKE_SUMMARY = re.compile(
     r"\d+\s+(?:passed|failed|tests?\b|errors?)|\bRan\s+\d+\s+tests?|^\s*OK\s*$|#\s*(?:pass|fail|tests)\s+\d+"
@@ -308,11 +324,24 @@ def _plain(text: str) -> Tally:
     return tally
 
 
+def _doctest(text: str) -> Tally:
+    tally = Tally()
+    for passed, failed in _DOCTEST.findall(text):
+        tally = tally + Tally(True, int(passed), int(failed))
+    return tally
+
+
 def parse_summary(text: str) -> Tally:
     """Every test summary recognised in ``text``, added up."""
     tally = Tally()
-    for reader in (_pytest, _unittest, _tap, _jest_vitest, _go, _cargo):
+    for reader in (_pytest, _unittest, _tap, _jest_vitest, _go, _cargo, _doctest):
         tally = tally + reader(text)
     if not tally.found:
         tally = _plain(text)
     return tally
+
+
+# A compiler's own error lines, and make's note that it ignored a failed recipe: the build failed
+# whatever exit status the line reports.
+COMPILE_ERROR = re.compile(r"^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error[: ]|^make(?:\[\d+\])?: \[[^\]]*\] Error \d+ \(ignored\)"
+                           r"|^error(?:\[E\d+\])?: |^\S+\.java:\d+: error:", re.MULTILINE)

@@ -2,14 +2,14 @@
 
 Commands run with stdin closed, so a bare REPL (``python3``, ``bash``,
 ``node`` …) does nothing useful and a full-screen program cannot work at all.
-The command line is split with :mod:`shlex` into simple commands (at ``;``,
-``&&``, ``||``, ``|``, ``&``, parentheses and line breaks). In each one,
-leading ``VAR=value`` assignments and wrappers (``env``, ``sudo``, ``exec``,
-``nohup``, ``time``, ``nice``, ``timeout``, ``uv run`` …) are skipped and the
-program is judged by the basename of its path (``/usr/bin/python3``). A
-simple command that receives stdin (the right side of a pipe, or ``<``,
-``<<``, ``<<<``) is not bare. When the line cannot be parsed (unbalanced
-quotes, here-documents), nothing is refused: a guard never blocks what it
+The command line is read with the shared shell model (``k1412_ls.shell``,
+the same bash parser the evidence gate uses) into simple commands. In each
+one, leading ``VAR=value`` assignments and wrappers (``env``, ``sudo``,
+``exec``, ``nohup``, ``time``, ``nice``, ``timeout``, ``uv run`` …) are
+skipped and the program is judged by the basename of its path
+(``/usr/bin/python3``). A simple command that receives stdin (the right side
+of a pipe, or ``<``, ``<<``, ``<<<``) is not bare. When the line cannot be
+parsed (unbalanced quotes), nothing is refused: a guard never blocks what it
 does not understand.
 """
 
@@ -24,22 +24,10 @@ from typing import Any
 
 from k1412_ls.core.guards.normalize import normalize_path
 from k1412_ls.core.model_port import ToolCall
+from k1412_ls.shell import parse_line, strip_wrappers
 
 _OPERATOR_CHARS = frozenset("<>&|;()\n")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-# Wrapper → its options that consume the next token.
-_WRAPPERS: dict[str, frozenset[str]] = {
-    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"}),
-    "doas": frozenset({"-u", "-C"}),
-    "exec": frozenset({"-a"}),
-    "command": frozenset(), "builtin": frozenset(), "nohup": frozenset(), "time": frozenset(),
-    "nice": frozenset({"-n", "--adjustment"}), "ionice": frozenset({"-c", "-n", "-p"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}), "setsid": frozenset(),
-    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
-}
-_RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "conda", "rye"})
-
 DOCUMENT_SUFFIXES = frozenset({
     ".md", ".markdown", ".rst", ".txt", ".adoc", ".org", ".csv", ".tsv", ".json", ".jsonl", ".ndjson",
     ".yaml", ".yml", ".toml", ".xml", ".html", ".htm", ".ini", ".cfg", ".log", ".pdf", ".doc", ".docx",
@@ -140,64 +128,8 @@ def tokenize_command(command: str) -> list[str] | None:
         return None
 
 
-@dataclass
-class SimpleCommand:
-    """One simple command of a command line: program, arguments, and whether stdin is given."""
-
-    words: list[str]
-    stdin: bool
-
-
-def split_simple_commands(tokens: list[str]) -> list[SimpleCommand]:
-    """Split shell tokens into simple commands, dropping redirections (and noting input ones)."""
-    commands: list[SimpleCommand] = []
-    words: list[str] = []
-    stdin = False
-    piped = False
-    skip_next = False
-    for index, token in enumerate(tokens):
-        if skip_next:
-            skip_next = False
-            continue
-        if token and set(token) <= _OPERATOR_CHARS:
-            if "<" in token or ">" in token:
-                stdin = stdin or "<" in token
-                skip_next = True  # the redirection target is not an argument
-                continue
-            if words:
-                commands.append(SimpleCommand(words, stdin or piped))
-            words, stdin = [], False
-            piped = token in ("|", "|&")
-            continue
-        if token.isdigit() and index + 1 < len(tokens) and tokens[index + 1][:1] in "<>":
-            continue  # a file descriptor number: 2>/dev/null
-        words.append(token)
-    if words:
-        commands.append(SimpleCommand(words, stdin or piped))
-    return commands
-
-
 def _strip_wrappers(words: list[str]) -> list[str]:
-    index = 0
-    while index < len(words):
-        word = words[index]
-        name = PurePosixPath(word).name  # /usr/bin/env is env
-        if _ASSIGNMENT.match(word):
-            index += 1
-        elif name in _WRAPPERS:
-            takes_value = _WRAPPERS[name]
-            index += 1
-            while index < len(words) and (words[index].startswith("-") or _ASSIGNMENT.match(words[index])):
-                index += 2 if words[index] in takes_value else 1
-            if name == "timeout" and index < len(words):
-                index += 1  # the duration
-        elif word in _RUNNERS and index + 1 < len(words) and words[index + 1] == "run":
-            index += 2
-            while index < len(words) and words[index].startswith("-"):
-                index += 1
-        else:
-            break
-    return words[index:]
+    return strip_wrappers(words)
 
 
 def _is_document(word: str) -> bool:
@@ -279,11 +211,13 @@ def check_command(command: str, *, stdin: bool = False) -> str | None:
     ``stdin`` says the whole line already receives input (a ``bash -c``
     script on the right side of a pipe).
     """
-    tokens = tokenize_command(command)
-    if tokens is None:
+    line = parse_line(command)
+    if not line.parsed:
         return None
-    for simple in split_simple_commands(tokens):
-        reason = _judge(simple.words, simple.stdin or stdin)
+    for simple in line.commands:
+        if simple.nesting:
+            continue  # judged through the ``bash -c`` that holds it, with that command's stdin
+        reason = _judge(simple.argv, simple.stdin or stdin)
         if reason is not None:
             return reason
     return None
@@ -308,15 +242,13 @@ def is_inspection(command: str) -> bool:
     Looking changes nothing a failed command depends on, so it never lifts
     the repeat block; anything not recognised counts as a possible change.
     """
-    tokens = tokenize_command(command)
-    if tokens is None:
+    line = parse_line(command)
+    if not line.parsed:
         return False
-    for index, token in enumerate(tokens):
-        if ">" in token and set(token) <= _OPERATOR_CHARS and not token.endswith("&"):
-            if index + 1 >= len(tokens) or tokens[index + 1] != "/dev/null":
-                return False  # output redirected into a file
-    for simple in split_simple_commands(tokens):
-        words = _strip_wrappers(simple.words)
+    for simple in line.commands:
+        if any(target != "/dev/null" for target in simple.writes_to):
+            return False  # output redirected into a file
+        words = _strip_wrappers(simple.argv)
         if not words:
             continue
         program = PurePosixPath(words[0]).name
@@ -341,35 +273,19 @@ def command_text_key(command: str) -> str:
     return " ".join(t if set(t) <= _OPERATOR_CHARS else shlex.quote(t) for t in tokens)
 
 
-# After a command these operators throw its exit status away: `;`, a newline and `&` run the
-# next command whatever happened, `||` turns a failure into the next command's success.
-_DISCARDING_OPERATORS = frozenset({";", "||", "&", "\n"})
-
-
 def status_discarded_parts(command: str) -> list[str]:
-    """The parts of a command line whose exit status cannot reach the line's exit code.
+    """The simple commands of a line whose exit status cannot reach the line's exit code.
 
-    In ``pytest || true``, ``pytest; exit 0``, ``pytest; echo done`` and
-    ``pytest &`` the ``pytest`` part is discarded: the line reports success
-    whatever pytest did. The last part decides the exit code (``pytest;``
-    keeps it); ``&&`` and ``|`` (commands run with ``pipefail``) keep the
-    status. A line that cannot be parsed yields nothing (never block what is
-    not understood).
+    In ``pytest || true``, ``pytest; exit 0``, ``pytest; echo done``,
+    ``pytest &`` and ``if pytest; then …`` the ``pytest`` part is discarded:
+    the line reports success whatever pytest did. ``&&`` and ``|`` (commands
+    run with ``pipefail``) keep the status, and so does ``set -e``. A line
+    that cannot be parsed yields nothing (never block what is not understood).
     """
-    tokens = tokenize_command(command)
-    if tokens is None:
+    line = parse_line(command)
+    if not line.parsed:
         return []
-    parts: list[tuple[str, str]] = []  # (part, the operator that ended it)
-    current: list[str] = []
-    for token in [*tokens, ";"]:
-        if token in _DISCARDING_OPERATORS:
-            if current:
-                parts.append((" ".join(current), token))
-            current = []
-        else:
-            current.append(token)
-    last = len(parts) - 1
-    return [part for index, (part, op) in enumerate(parts) if not (index == last and op in (";", "\n"))]
+    return [" ".join(simple.argv) for simple in line.commands if not simple.reaches and not simple.nesting]
 
 
 def cwd_key(cwd: Any) -> str:

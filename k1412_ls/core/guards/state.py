@@ -37,18 +37,24 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from k1412_ls.core.evidence.commands import command_shape, same_work
-from k1412_ls.core.guards.commands import (
-    check_command,
-    command_text_key,
-    cwd_key,
-    is_inspection,
-    status_discarded_parts,
-)
+from k1412_ls.core.evidence.commands import command_shape
+from k1412_ls.core.guards.commands import check_command, command_text_key, cwd_key, is_inspection
 from k1412_ls.core.guards.normalize import normalize_path
 from k1412_ls.core.guards.writes import WRITE_TOOLS, body_sha, one_line, patch_paths, write_key, write_refusal
 from k1412_ls.tools.facts import write_entry, write_facts
 from k1412_ls.tools.registry import ToolResult
+
+
+def executed_subjects(command: str) -> frozenset[str]:
+    """What the programs of a line that run code exercise (``prog:pytest``, ``file:app.py``)."""
+    return frozenset(s for i in command_shape(command).invocations if i.proves_execution for s in i.subjects)
+
+
+def discarded_subjects(command: str) -> frozenset[str]:
+    """Subjects of programs that run code whose exit status the line throws away (``pytest || true``)."""
+    return frozenset(s for i in command_shape(command).invocations if i.proves_execution and not i.reaches
+                     for s in i.subjects)
+
 
 COMMAND_TOOLS = frozenset({"run_command", "process_start"})
 PROCESS_TOOLS = frozenset({"process_start", "process_poll", "process_cancel"})
@@ -199,10 +205,10 @@ class GuardState:
         # `pytest || true` (or `pytest; exit 0`) after `pytest` failed would succeed whatever pytest
         # did, and a later success of the same work resolves a failure for the evidence gate: the
         # failure would be hidden. Refuse lines that discard the status of failed work.
-        discarded = [command_shape(part) for part in status_discarded_parts(arguments["command"])]
+        discarded = discarded_subjects(arguments["command"])
         for (failed_text, failed_cwd), earlier in self._failed_commands.items():
-            failed_shape = command_shape(failed_text)
-            if failed_cwd == key[1] and failed_shape.is_run and any(same_work(failed_shape, d) for d in discarded):
+            failed = executed_subjects(failed_text)
+            if failed_cwd == key[1] and failed & discarded:
                 return _guard_refusal(
                     "masked_failure",
                     f"This command discards the exit status of work that failed ({earlier.summary}); run it "

@@ -6,7 +6,7 @@ import { K1412Event, evidenceOf, evidenceText, isK1412Event, renderEvent } from 
 function event(type: string, payload: Record<string, unknown>, extra: Partial<K1412Event> = {}): K1412Event {
   return {
     run_id: 'r-1', seq: 4, ts: '2026-11-29T17:00:05.123Z', type, user: 'alice', conversation: null, depth: 0,
-    agent_id: null, meta: { policy: 'agent-loop-v3' }, payload, ...extra,
+    agent_id: null, meta: { policy: 'agent-loop-v4' }, payload, ...extra,
   };
 }
 
