@@ -237,6 +237,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             print(f"{event.seq:>4} {event.ts} {line}")
     print(f"\nrecorded verdict: {report.recorded or 'none (the run did not finish)'}")
     print(f"re-checked verdict: {report.recomputed} · {describe_verification(report.evidence)}")
+    print(report.describe_policies())
     if not report.agrees:
         print("warning: the re-checked verdict disagrees with the recorded one.")
     return 0

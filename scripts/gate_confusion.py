@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.gate_suite.test_gate_suite import load_cases
+from tests.gate_suite.test_gate_suite import DISPUTED, expected, load_cases
 from tests.gate_suite.trajectory import run_trajectory
 
 
@@ -30,28 +30,35 @@ def main(argv: list[str]) -> int:
         group = "independent" if "independent" in module else "own"
         if only and group != only:
             continue
-        entry = report.setdefault(group, {"matrix": Counter(), "wrong": [], "zh": 0, "cases": 0})
+        entry = report.setdefault(group, {"matrix": Counter(), "wrong": [], "zh": 0, "cases": 0, "honest": 0})
         for case in cases:
             with tempfile.TemporaryDirectory() as tmp:
                 status = run_trajectory(case, Path(tmp)).status
             got = "completed" if status == "completed" else "unverified"
-            entry["matrix"][f"{case.expect}->{got}"] += 1  # type: ignore[index]
+            truth = expected(case)
+            entry["matrix"][f"{truth}->{got}"] += 1  # type: ignore[index]
+            if case.id in DISPUTED:
+                entry.setdefault("disputed", []).append(  # type: ignore[union-attr]
+                    f"{case.id}: author says {case.expect}, lead says {truth} ({DISPUTED[case.id][1]}); gate {got}")
             entry["cases"] += 1  # type: ignore[operator]
             entry["zh"] += case.lang == "zh"  # type: ignore[operator]
-            if got != case.expect:
-                entry["wrong"].append(f"{case.id} ({case.klass}): expected {case.expect}, got {status}")  # type: ignore[union-attr]
+            entry["honest"] += truth == "completed"  # type: ignore[operator]
+            if got != truth:
+                entry["wrong"].append(f"{case.id} ({case.klass}): expected {truth}, got {status}")  # type: ignore[union-attr]
     if "--json" in argv:
         print(json.dumps({g: {**e, "matrix": dict(e["matrix"])} for g, e in report.items()}, indent=2))  # type: ignore[arg-type]
         return 0
     for group, entry in report.items():
         m: Counter[str] = entry["matrix"]  # type: ignore[assignment]
-        print(f"== {group}: {entry['cases']} trajectories ({entry['zh']} Chinese)")
+        print(f"== {group}: {entry['cases']} trajectories ({entry['zh']} Chinese, {entry['honest']} honest)")
         print("                     gate: completed   gate: unverified")
         print(f"  truth: completed    {m['completed->completed']:>10}   {m['completed->unverified']:>16}")
         print(f"  truth: unverified   {m['unverified->completed']:>10}   {m['unverified->unverified']:>16}")
         print(f"  false completed {m['unverified->completed']}, false unverified {m['completed->unverified']}")
         for line in entry["wrong"]:  # type: ignore[union-attr]
-            print(f"    {line}")
+            print(f"    wrong: {line}")
+        for line in entry.get("disputed", []):  # type: ignore[union-attr]
+            print(f"    disputed: {line}")
     return 0
 
 

@@ -133,6 +133,30 @@ def test_replay_renders_events_and_agrees(tmp_path: Path, ws: Path) -> None:
     assert missing.code == 2 and "run-doesnotexist" in missing.stderr
 
 
+def test_replay_of_a_v3_log_renders_and_names_its_rules(tmp_path: Path, ws: Path) -> None:
+    """A log written under agent-loop-v3 (no observed statuses, no recorded targets) still replays."""
+    with ScriptedServer(HELLO_SCRIPT) as server:
+        run = k1412("run", HELLO_TASK, "--config", str(config_for(tmp_path, server.base_url)), "--json", cwd=ws)
+    old = []
+    for line in Path(run.result["events_path"]).read_text().splitlines():
+        event = json.loads(line)
+        event["meta"]["policy"] = "agent-loop-v3"
+        event["payload"].pop("requirements", None)
+        facts = event["payload"].get("facts")
+        if isinstance(facts, dict):
+            for key in ("observed", "changes", "changes_complete", "tests", "units"):
+                facts.pop(key, None)
+        old.append(json.dumps(event))
+    v3 = tmp_path / "v3.jsonl"
+    v3.write_text("\n".join(old) + "\n")
+    text = k1412("replay", str(v3), cwd=ws)
+    assert text.code == 0 and "write_file" in text.stdout
+    assert "agent-loop-v3" in text.stdout and "agent-loop-v4" in text.stdout
+    report = json.loads(k1412("replay", str(v3), "--json", cwd=ws).stdout)
+    assert report["policy"] == "agent-loop-v3" and report["rechecked_with"] == "agent-loop-v4"
+    assert report["recorded"] == "completed" and report["recomputed"] == "completed"
+
+
 def test_tampered_log_disagrees_on_replay(tmp_path: Path, ws: Path) -> None:
     with ScriptedServer([{"content": "done", "repeat": True}]) as server:
         run = k1412("run", HELLO_TASK, "--config", str(config_for(tmp_path, server.base_url)), "--json", cwd=ws)

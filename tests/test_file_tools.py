@@ -115,10 +115,11 @@ def test_read_file_describes_binary_files(ctx: ToolContext, ws: Path) -> None:
 
 
 def test_read_file_reports_bom_and_read_facts(ctx: ToolContext, ws: Path) -> None:
-    (ws / "b.txt").write_bytes(b"\xef\xbb\xbfhi\n")
+    (ws / "b.txt").write_bytes(b"\xef\xbb\xbfhi 42 and 0.5 s\n")
     result = REGISTRY.execute("read_file", {"path": "b.txt"}, ctx)
-    assert result.data["content"] == "hi\n" and result.data["bom"] is True
-    assert result.facts == {"kind": "read", "paths": ["b.txt"]}
+    assert result.data["content"] == "hi 42 and 0.5 s\n" and result.data["bom"] is True
+    # The numbers read back a figure the answer quotes from the file.
+    assert result.facts == {"kind": "read", "paths": ["b.txt"], "numbers": ["42", "0.5"]}
 
 
 class EditorBuffers(DiskDocumentStore):

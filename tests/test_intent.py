@@ -43,7 +43,7 @@ REQUESTS: list[tuple[str, str, str]] = [
     ("创建一个名为 data.csv 的文件", "artifact", "execution report greeting"),
     ("运行测试", "execution", "artifact report"),
     ("写一个脚本，统计 words.txt 中的单词数", "artifact source", "report"),
-    ("生成报告", "report", "artifact"),
+    ("生成报告", "report artifact", "source"),  # generating a report makes a file
     ("比较两个排序算法的性能", "comparison measurement execution", "memory"),
     ("做一个基准测试，比较 list 和 deque 的速度", "measurement comparison", "memory"),
     ("这个函数是做什么的？", "question workspace", "artifact execution greeting"),
@@ -159,5 +159,5 @@ def test_evidence_and_intent_share_one_decision() -> None:
     decision = classify_intent(request)
     requirements = derive_requirements(request)
     assert set(decision.rules) <= set(requirements.rules)
-    assert requirements.kinds == ("execution", "report", "benchmark")
+    assert requirements.kinds == ("artifact", "execution", "report", "benchmark")
     assert isinstance(decision, IntentDecision)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from k1412_ls.config import ConfigError
-from k1412_ls.core.events import Event, read_events
+from k1412_ls.core.events import POLICY, Event, read_events
 from k1412_ls.core.evidence.replay import compare_with_recorded
 
 
@@ -19,11 +19,22 @@ class ReplayReport:
     recomputed: str
     evidence: dict[str, list[str]]
     agrees: bool
+    policy: str | None = None  # the policy whose rules judged the run when it ran (from the log's meta)
+    rechecked_with: str = POLICY  # the rules of this K1412, which the re-check applies
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": str(self.path), "run_id": self.events[0].run_id if self.events else None,
                 "events": len(self.events), "recorded": self.recorded, "recomputed": self.recomputed,
-                "evidence": self.evidence, "agrees": self.agrees}
+                "evidence": self.evidence, "agrees": self.agrees, "policy": self.policy,
+                "rechecked_with": self.rechecked_with}
+
+    def describe_policies(self) -> str:
+        """One line: which rules judged the run, and which rules re-checked it."""
+        judged = self.policy or "an unknown policy"
+        if judged == self.rechecked_with:
+            return f"judged and re-checked with the {judged} rules"
+        return (f"judged by the {judged} rules when it ran; re-checked with the {self.rechecked_with} rules, "
+                "so a disagreement may come from the newer rules")
 
 
 def load_run_log(run: str, state_dir: Path) -> Path:
@@ -51,4 +62,6 @@ def replay_report(path: Path) -> ReplayReport:
                 "missing": list(verdict.missing)}
     # Failed and cancelled runs end on facts other than evidence; the re-check only reports it.
     recomputed = comparison.recorded if comparison.agrees is None and comparison.recorded else comparison.recomputed
-    return ReplayReport(path, events, comparison.recorded, recomputed, evidence, comparison.agrees is not False)
+    policy = events[0].meta.get("policy") if isinstance(events[0].meta, dict) else None
+    return ReplayReport(path, events, comparison.recorded, recomputed, evidence, comparison.agrees is not False,
+                        policy if isinstance(policy, str) else None)

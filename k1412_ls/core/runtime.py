@@ -29,6 +29,7 @@ from k1412_ls.core.outcomes import RunCancelled, RunEnded, RunFailed, RunResult
 from k1412_ls.core.redact import Redactor
 from k1412_ls.core.scheduler import Scheduler
 from k1412_ls.core.tool_selection import select_registry
+from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.locks import user_write_lock
 from k1412_ls.tools.proc import CommandPolicy, hide_from_commands
@@ -170,7 +171,8 @@ class _Run:
         })
         processes = ProcessTable()
         delegator = Delegator(asyncio.get_running_loop(), self._run_child)
-        services: dict[str, Any] = {"processes": processes, "delegation": delegator,
+        changes = RunChanges(self.workspace.root)
+        services: dict[str, Any] = {"processes": processes, "delegation": delegator, "changes": changes,
                                     "sandbox": CommandPolicy(network=self.runtime.config.sandbox.network)}
         if self.runtime.state is not None:
             services["state"] = self.runtime.state
@@ -209,6 +211,7 @@ class _Run:
             ctx.cancel.set()
             delegator.cancel_all()
             processes.kill_all()
+            changes.close()
 
     def _unavailable_reason(self, write: bool, *, sub_agent: bool) -> Callable[[str], str | None]:
         full = self.runtime.registry

@@ -28,7 +28,7 @@ INTENT_TAGS: frozenset[str] = frozenset({
     "question", "greeting",
 })
 FACET_TAGS: frozenset[str] = frozenset({"analysis", "measurement", "workspace", "multistep", "tests", "build",
-                                       "commit", "deletion", "lint", "change", "rename"})
+                                       "commit", "deletion", "lint", "change", "rename", "listing"})
 ALL_TAGS: frozenset[str] = INTENT_TAGS | FACET_TAGS
 
 # File kinds shared by target extraction, the intent rules and the evidence rules.
@@ -210,8 +210,9 @@ RULES: tuple[Rule, ...] = (
     _rule("zh.analysis", "analysis", r"分析|审查|审阅|检查|看看|看一下|解释|说明|总结|排查|调查|定位|找出|找到|梳理|理解|"
           r"查看|读取|阅读|列出|显示|打开"),
     # Listing or showing the workspace's own files is about this workspace even without "this"/"the".
-    _rule("en.workspace-files", "workspace", r"\b(?:list|show|ls|display|count)\s+(?:all\s+|every\s+)?(?:the\s+)?"
+    _rule("en.workspace-files", "workspace listing", r"\b(?:list|show|ls|display|count)\s+(?:all\s+|every\s+)?(?:the\s+)?"
           r"(?:files?|folders?|directories|dirs?|contents?|tree)\b"),
+    _rule("zh.workspace-files", "workspace listing", r"(?:列出|显示|看看|查看)[^。？！\n]{0,6}(?:文件|目录|文件夹)"),
     _rule("en.workspace", "workspace",
           r"\b(?:this|the|my|our|these|that)\s+(?:\w+\s+)?(?:function|method|class|file|files|code|module|script|"
           r"repo|repository|project|codebase|package|library|tests?|bug|error|exception|stack\s*trace|traceback|"

@@ -1,10 +1,12 @@
 """Workspace change tracking: what a command changed on disk, as write facts.
 
-A :class:`Snapshot` records (size, mtime, inode, type) of every file under
-the workspace root before a command and again after it; the difference is
-the list of paths the command created, changed or deleted, so ``sed -i``,
-``>``, ``rm``, ``mv`` and generators become write facts like any file
-tool's. Directories that hold caches, dependencies or version control
+A :class:`ChangeTracker` (one per run) tells which files under the workspace
+root a command created, changed or deleted, so ``sed -i``, ``>``, ``rm``,
+``mv`` and generators become write facts like any file tool's. On Linux it
+uses inotify: the tree is walked once per run and each command costs reading
+the kernel's event queue. Elsewhere, or past the kernel's limits, it takes a
+:class:`Snapshot` (size, mtime, inode, type of every file) before and after
+each command and compares them. Directories that hold caches, dependencies or version control
 internals are skipped (``SKIP_DIRS``), and a tree with more than
 ``MAX_ENTRIES`` files is marked incomplete rather than walked for ever: the
 gate then treats the command's changes as unknown.
@@ -12,8 +14,12 @@ gate then treats the command's changes as unknown.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import stat
+import struct
+import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,3 +121,202 @@ def change_entries(root: Path, changes: list[tuple[str, str]]) -> list[dict[str,
             entry["binary"] = True
         entries.append(entry)
     return entries
+
+
+# --- inotify: the same answer without walking the tree around every command ---------------------------
+
+_IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+_IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
+_IN_DELETE_SELF, _IN_MOVE_SELF, _IN_Q_OVERFLOW, _IN_IGNORED, _IN_ISDIR = 0x400, 0x800, 0x4000, 0x8000, 0x40000000
+_IN_ONLYDIR, _IN_DONT_FOLLOW, _IN_EXCL_UNLINK = 0x01000000, 0x02000000, 0x04000000
+_WATCH_MASK = (_IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE
+               | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_ONLYDIR | _IN_DONT_FOLLOW | _IN_EXCL_UNLINK)
+_EVENT = struct.Struct("iIII")
+MAX_WATCHES = 20_000
+
+
+def _libc() -> Any:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.inotify_init1.argtypes = [ctypes.c_int]
+        libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+class ChangeTracker:
+    """Which files under a root change while a command runs (one per run; thread-safe).
+
+    With inotify (Linux) the tree is walked once, when the tracker starts; each command then costs
+    reading the kernel's event queue. Without it, or when the kernel's limits are reached or its queue
+    overflows, it falls back to a :class:`Snapshot` before and after each command.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._dirs: dict[int, str] = {}       # watch descriptor → directory (relative, "" for the root)
+        self._files: set[str] = set()          # known files (relative)
+        self._libc = _libc() if sys.platform.startswith("linux") else None
+        self._start()
+
+    @property
+    def live(self) -> bool:
+        """Whether inotify backs this tracker (else every command walks the tree twice)."""
+        return self._fd is not None
+
+    def _start(self) -> None:
+        if self._libc is None:
+            return
+        fd = self._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if fd < 0:
+            return
+        self._fd = fd
+        if not self._watch_tree(""):
+            self.close()
+
+    def _watch_tree(self, rel_dir: str) -> bool:
+        """Watch ``rel_dir`` and everything under it; record its files. False when limits were hit."""
+        stack = [rel_dir]
+        while stack:
+            current = stack.pop()
+            if len(self._dirs) >= MAX_WATCHES or len(self._files) > MAX_ENTRIES:
+                return False
+            path = os.path.join(self.root, current) if current else str(self.root)
+            assert self._fd is not None and self._libc is not None
+            wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), _WATCH_MASK)
+            if wd < 0:
+                if ctypes.get_errno() in (28, 24):  # ENOSPC (watch limit), EMFILE
+                    return False
+                continue  # vanished or not a directory any more
+            self._dirs[wd] = current
+            try:
+                with os.scandir(path) as entries:
+                    for entry in entries:
+                        rel = f"{current}/{entry.name}" if current else entry.name
+                        if entry.is_dir(follow_symlinks=False):
+                            if entry.name not in SKIP_DIRS and not entry.name.endswith(".egg-info"):
+                                stack.append(rel)
+                        else:
+                            self._files.add(rel)
+            except OSError:
+                continue
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def begin(self) -> Snapshot | None:
+        """Before a command: forget changes made since the last one (file tools, the user)."""
+        with self._lock:
+            if self._fd is None:
+                return Snapshot.take(self.root)
+            self._drain(report=False)
+            return None
+
+    def end(self, before: Snapshot | None) -> tuple[list[tuple[str, str]], bool]:
+        """After the command: ``(changes, complete)``."""
+        with self._lock:
+            if self._fd is None or before is not None:
+                after = Snapshot.take(self.root)
+                return (before.changes(after) if before is not None else []), bool(
+                    before is not None and before.complete and after.complete)
+            touched, complete = self._drain(report=True)
+            return self._classify(touched), complete
+
+    def _drain(self, report: bool) -> tuple[set[str], bool]:
+        touched: set[str] = set()
+        complete = True
+        assert self._fd is not None
+        while True:
+            try:
+                data = os.read(self._fd, 256 * 1024)
+            except BlockingIOError:
+                break
+            except OSError:
+                return touched, False
+            offset = 0
+            while offset + _EVENT.size <= len(data):
+                wd, mask, _cookie, length = _EVENT.unpack_from(data, offset)
+                raw = data[offset + _EVENT.size: offset + _EVENT.size + length].rstrip(b"\0")
+                offset += _EVENT.size + length
+                if mask & _IN_Q_OVERFLOW:
+                    complete = False
+                    continue
+                directory = self._dirs.get(wd)
+                if directory is None:
+                    continue
+                if mask & (_IN_IGNORED | _IN_DELETE_SELF | _IN_MOVE_SELF) and not raw:
+                    if mask & _IN_IGNORED:
+                        self._dirs.pop(wd, None)
+                    touched.update(f for f in self._files if directory and (f == directory
+                                                                           or f.startswith(directory + "/")))
+                    continue
+                name = os.fsdecode(raw)
+                if not name:
+                    continue
+                rel = f"{directory}/{name}" if directory else name
+                if mask & _IN_ISDIR:
+                    if name in SKIP_DIRS or name.endswith(".egg-info"):
+                        continue
+                    if mask & (_IN_CREATE | _IN_MOVED_TO):
+                        before = set(self._files)
+                        if not self._watch_tree(rel):
+                            complete = False
+                        fresh = self._files - before  # new to us: reported as created
+                        self._files -= fresh
+                        touched.update(fresh)
+                    if mask & (_IN_DELETE | _IN_MOVED_FROM):
+                        touched.update(f for f in self._files if f.startswith(rel + "/"))
+                    continue
+                touched.add(rel)
+        if not report:
+            self._apply(touched)
+            return set(), complete
+        return touched, complete
+
+    def _apply(self, touched: set[str]) -> None:
+        for rel in touched:
+            if os.path.lexists(os.path.join(self.root, rel)):
+                self._files.add(rel)
+            else:
+                self._files.discard(rel)
+
+    def _classify(self, touched: set[str]) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
+        for rel in sorted(touched):
+            exists = os.path.lexists(os.path.join(self.root, rel))
+            known = rel in self._files
+            if exists and not os.path.isdir(os.path.join(self.root, rel)):
+                found.append((rel, "update" if known else "create"))
+                self._files.add(rel)
+            elif not exists and known:
+                found.append((rel, "delete"))
+                self._files.discard(rel)
+        return found
+
+
+class RunChanges:
+    """The run's change tracker, started on the first command (a run that runs none pays nothing)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._tracker: ChangeTracker | None = None
+        self._lock = threading.Lock()
+
+    def tracker(self) -> ChangeTracker:
+        with self._lock:
+            if self._tracker is None:
+                self._tracker = ChangeTracker(self.root)
+            return self._tracker
+
+    def close(self) -> None:
+        with self._lock:
+            if self._tracker is not None:
+                self._tracker.close()
+                self._tracker = None

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from k1412_ls.tools.changes import Snapshot, change_entries
+from k1412_ls.tools.changes import ChangeTracker, RunChanges, change_entries
 from k1412_ls.tools.environment import scrubbed_env
 from k1412_ls.tools.facts import exec_facts
 from k1412_ls.tools.observe import close_quietly, fileno, observed_command, read_records, status_file
@@ -16,6 +16,7 @@ from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
 
 MAX_TIMEOUT_S = 900.0
 POLICY_SERVICE = "sandbox"
+CHANGES_SERVICE = "changes"
 
 
 class RunCommandArgs(BaseModel):
@@ -91,7 +92,9 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
     if ctx.cancel.is_set():
         raise ToolError("The run was cancelled before the command started; nothing was run.")
     root = ctx.workspace.root
-    before = Snapshot.take(root)
+    holder = ctx.services.get(CHANGES_SERVICE)
+    tracker = holder.tracker() if isinstance(holder, RunChanges) else ChangeTracker(root)
+    before = tracker.begin()
     records_file = status_file()
     try:
         fd = fileno(records_file)
@@ -100,7 +103,9 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         records = read_records(records_file)
     finally:
         close_quietly(records_file)
-    after = Snapshot.take(root)
+    changes, complete = tracker.end(before)
+    if not isinstance(holder, RunChanges):
+        tracker.close()
     text = ctx.redactor.text(done.output)
     rel_cwd = ctx.workspace.relative(cwd)
     killed = done.timed_out or done.cancelled
@@ -109,8 +114,8 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
     facts["sandbox"] = done.sandbox
     facts["observed"] = [{"argv": [ctx.redactor.text(a) for a in r["argv"][:40]], "status": r["status"]}
                          for r in records]
-    facts["changes"] = change_entries(root, before.changes(after))
-    facts["changes_complete"] = before.complete and after.complete
+    facts["changes"] = change_entries(root, changes)
+    facts["changes_complete"] = complete
     fields: dict[str, Any] = {"exit_code": done.exit_code, **output_fields(done, text),
                               "duration_ms": done.duration_ms}
     if done.timed_out:

@@ -40,7 +40,14 @@ _CHANGED = re.compile(r"\b(?:fixed|updated|changed|modified|edited|created|added
                       r"|修复了?|修改了?|更新了?|创建了?|添加了?|写入了?|插入了?|改成了?|改为|改好了?|替换了?|重构了?|实现了?|保存|加入了?|加了|"
                       r"加上了?|新增了?|重命名|升级了?|修正了?",
                       re.IGNORECASE)
-_DELETED = re.compile(r"\b(?:deleted|removed|erased|got\s+rid\s+of)\b|删除了?|删掉了?|移除了?|去掉了?", re.IGNORECASE)
+_DELETED = re.compile(r"\b(?:deleted|removed|erased|got\s+rid\s+of|cleaned\s+up|wiped)\b|删除了?|删掉了?|移除了?|去掉了?|"
+                      r"清理掉了?|清理了|清除了?|清空了?", re.IGNORECASE)
+# A directory named in a claim: "the build directory", "build/", "build 目录".
+_DIRECTORY = re.compile(r"\b(?:the\s+)?([A-Za-z0-9_.-]+)\s+(?:directory|folder|dir)\b|\b([A-Za-z0-9_.-]+)/(?=\s|$|[,.;])"
+                        r"|([A-Za-z0-9_.-]+)\s*(?:目录|文件夹)", re.IGNORECASE)
+
+
+_CLAUSE_END = re.compile(r"[，、：:]|\s(?:but|then|so|while|and\s+then|which|where)\s", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -69,13 +76,17 @@ def find_claims(answer: str) -> list[Claim]:
             claims.append(Claim("compiles", files[0] if files else None, sentence))
         if _COMMITTED.search(sentence):
             claims.append(Claim("committed", None, sentence))
-        files = extract_targets(sentence)
-        if files and _DELETED.search(sentence):
-            claims.extend(Claim("deleted", f, sentence) for f in files)
-        elif files and _CHANGED.search(sentence):
-            verb = _CHANGED.search(sentence)
-            assert verb is not None
-            # Only files named after the verb are the ones it changed ("Fixed calc.py", "修改了 utils.py").
-            after = sentence[verb.start():]
-            claims.extend(Claim("changed", f, sentence) for f in files if f in after)
+        for kind, verb_pattern in (("deleted", _DELETED), ("changed", _CHANGED)):
+            verb = verb_pattern.search(sentence)
+            if verb is None:
+                continue
+            # The files a verb acts on follow it within its clause ("Fixed calc.py and utils.py",
+            # "修改了 utils.py"), not after a new clause ("已删除 build 目录，ls 确认只剩 main.py").
+            clause = _CLAUSE_END.split(sentence[verb.start():], maxsplit=1)[0]
+            files = extract_targets(clause)
+            claims.extend(Claim(kind, f, sentence) for f in files)
+            if kind == "deleted" and not files:
+                claims.extend(Claim("deleted-dir", next(g for g in m.groups() if g), sentence)
+                              for m in _DIRECTORY.finditer(clause))
+            break
     return claims

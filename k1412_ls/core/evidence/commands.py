@@ -238,8 +238,9 @@ def _test_suite(program: str, args: list[str]) -> Suite | None:
             rest = rest[1:]
         return cargo_suite(rest)
     if program in ("npm", "yarn", "pnpm", "bun"):
-        words = positionals[1:] if positionals[:1] == ["run"] else positionals
-        if words[:1] and words[0] in SCRIPT_TEST_WORDS | {"t"}:
+        via_run = positionals[:1] in (["run"], ["run-script"])
+        words = positionals[1:] if via_run else positionals
+        if words[:1] and words[0] in (SCRIPT_TEST_WORDS if via_run else {"test", "t", "tst"}):
             if program == "bun" and words[0] == "test":
                 return js_suite("bun", args[args.index("test") + 1:])
             extra = [w for w in args[args.index(words[0]) + 1:] if w != "--"]

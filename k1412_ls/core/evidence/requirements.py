@@ -39,8 +39,11 @@ EVIDENCE_KINDS: tuple[str, ...] = ("artifact", "source", "execution", "tests", "
                                    "report", "benchmark", "inspection")
 TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(?:test|spec)\.[a-z]+)$")
 # Words before a named file that make it material the request works from, not a file to change.
-_INPUT_BEFORE = re.compile(r"(?:\bfor|\bfrom|\bof|\busing|\bbased\s+on|\bagainst|\bcovering|\bread|根据|针对|读取|基于|为|给)"
-                           r"\s*(?:the\s+)?(?:functions?\s+in\s+|code\s+in\s+|module\s+)?`?$", re.IGNORECASE)
+_INPUT_BEFORE = re.compile(
+    r"(?:\bfor|\bfrom|\bof|\busing|\bbased\s+on|\bagainst|\bcovering|\bread(?:ing|s)?|\bparse|\bparsing|\bcount"
+    r"|\bload|\bloads|\bloading|\bprocess(?:es|ing)?|\banaly[sz]e|\bsummari[sz]e|根据|针对|读取|基于|统计|处理|解析|分析|"
+    r"读|扫描|遍历|加载|从)\s*(?:the\s+)?(?:functions?\s+in\s+|code\s+in\s+|module\s+|file\s+|data\s+in\s+|words\s+in\s+"
+    r"|lines\s+in\s+)?`?$", re.IGNORECASE)
 # A file the request names as the destination of results ("save the timings to bench.md", "写进 results.md").
 _DESTINATION_BEFORE = re.compile(
     r"(?:\b(?:save|saving|write|writing|record|put|dump|export|store|log|append|output|redirect|copy|paste|report|"
@@ -155,7 +158,7 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     about_workspace = "workspace" in tags or bool(targets)
     if "git" in tags or (tags & {"analysis", "comparison", "question"} and about_workspace):
         need("inspection", "need.inspection")
-    if not kinds and "greeting" not in tags and "memory" not in tags and (targets or not tags & {"question"}):
+    if not kinds and "greeting" not in tags and "memory" not in tags and (targets or _CODE_REF.search(request)):
         need("inspection", "need.look")  # fail closed: nothing recognised still owes a real look
     if kinds - {"inspection"} and "inspection" in kinds:
         kinds.discard("inspection")
@@ -182,6 +185,7 @@ _PROHIBITION = re.compile(
     r"fix|update|rewrite|delete|remove|add|create|write|commit)\w*(?:\s+(?:any|the|a|anything|it|them)?\s*\w+)?"
     r"|(?:不要|别|不用|无需|不必|勿|禁止|不许|不能)\s*(?:先)?(?:修改|改动|改|动|修|删除|删|添加|加|提交|写)[^，。,.;；！!]{0,12}",
     re.IGNORECASE)
+_CODE_REF = re.compile(r"`[^`]+`|\b[A-Za-z_][A-Za-z0-9_]*\(\)")
 _FIXING = re.compile(r"\b(?:fix|bug|repair|broken)|修复|修一下|修好|改好|错误", re.IGNORECASE)
 _ASKS = re.compile(r"(?:\?|？|吗|呢)\s*$")
 _REQUEST_FORM = re.compile(r"^\s*(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you|can\s+u|请|麻烦|帮我|"

@@ -259,8 +259,15 @@ def check_artifact(ev: Evidence) -> list[Problem]:
             return []  # already right: it read the file, (for a fix) the tests pass, and it says so
         target = wanted[0]
         what = "deleted" if deleting else "changed"
-        problems.append(Problem("artifact", f"{_names(wanted)} was never {what} in this run",
-                                f"make the requested change to {target} itself (not another file), then verify it."))
+        if skipped_targets:
+            problems.append(Problem(
+                "artifact", f"{_names(skipped_targets)} already had the requested content before this run "
+                "(the write was skipped as unchanged), so this run changed nothing",
+                "say plainly that the file already had this content, or make the change the request asks for."))
+        else:
+            problems.append(Problem("artifact", f"{_names(wanted)} was never {what} in this run",
+                                    f"make the requested change to {target} itself (not another file), then "
+                                    "verify it."))
     for target in wanted:
         state = next((s for p, s in files.items() if same_path(p, target)), None)
         if state is not None and not state.present and not deleting:
@@ -300,6 +307,8 @@ def check_source(ev: Evidence) -> list[Problem]:
     req = ev.requirements
     wanted = req.source_targets
     present = [s for s in ev.files.values() if s.present and (is_source_path(s.path) or s.last.shebang)]
+    if any(is_source_path(p) and (not wanted or any(same_path(p, t) for t in wanted)) for p in ev.skipped):
+        return []  # the source file already holds exactly this code
     if req.needs("tests") and "source" in req.kinds and any(TEST_FILE.search(s.path) for s in present):
         return []
     sources = [s for s in present if not wanted or any(same_path(s.path, t) for t in wanted)]
@@ -406,6 +415,10 @@ def check_tests(ev: Evidence) -> list[Problem]:
         ran = [t for r in ev.runs for t in r.outcome.tests if t.outcome in ("pass", "fail", "none")]
         if ran:
             return [] if req.needs("execution") else failures_acknowledged(ev)
+        unknown = [t for r in ev.runs for t in r.outcome.tests if t.outcome == "unknown"]
+        if unknown:
+            return [Problem("tests", f"no test run has a known result ({unknown[-1].why})",
+                            "run the test suite with run_command so its summary and exit status show the result.")]
         return [Problem("tests", "the test suite was never run in full",
                         "run the whole test suite with run_command (no -k, no file subset) and report its result.")]
     problems = [*failure_problems(ev, "tests"), *untested_inputs(ev)]
@@ -640,6 +653,9 @@ def check_inspection(ev: Evidence) -> list[Problem]:
                         f"read {unread[0]} with read_file before answering.")]
     if _read_anything(ev):
         return []
+    if "listing" in ev.requirements.tags and (any(look.kind == "inspect" for look in ev.looks) or any(
+            r.succeeded and r.shape.role == "probe" for r in ev.runs)):
+        return []  # "list the files": a listing is the answer
     return [Problem("inspection", "nothing in the workspace was read in this run (a listing shows no content)",
                     "read the relevant code with read_file or search_files before answering.")]
 
@@ -719,6 +735,13 @@ def check_claims(ev: Evidence) -> list[Problem]:
             if not any(r.outcome.committed for r in ev.runs):
                 problems.append(Problem("claims", "the answer says the work was committed, but no git commit "
                                         "succeeded", "commit with run_command (git commit) or do not claim it."))
+        elif claim.kind == "deleted-dir" and claim.path:
+            directory = claim.path.strip("/")
+            if not any(not s.present and (p == directory or p.startswith(directory + "/"))
+                       for p, s in ev.files.items()):
+                problems.append(Problem("claims", f"the answer says {directory}/ was removed, but this run deleted "
+                                        "nothing in it", f"delete {directory} with run_command (rm -r) and confirm "
+                                        "with list_files, or do not claim it."))
         elif claim.kind in ("changed", "deleted") and claim.path:
             state = _resolve_claimed(ev, claim.path, claim.kind == "deleted")
             if claim.kind == "deleted":
