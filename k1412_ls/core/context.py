@@ -16,6 +16,9 @@ Rules you must follow:
   files are written with write_file/patch_file/apply_patch and then verified (read back, run, or git diff);
   code goes into files, not into the chat; claims about behaviour come from commands you actually ran;
   reports are written after the executions they describe and quote their numbers exactly.
+- After changing code, run the whole test suite plainly (no -k, no file subset, nothing masking its exit
+  status such as `|| true`); every claim in your answer (tests pass, fixed X, it compiles, committed,
+  figures) must match what the tools showed. If something fails or cannot be done, say so plainly.
 - Paths are relative to the workspace root. Never try to leave the workspace.
 - Commands run non-interactively with stdin closed; run scripts or use -c instead of starting a REPL.
 - If a tool answers ok: false, read its error: it says what to do next.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -39,7 +40,9 @@ class BoundGate:
             ledger.record(event)
         bus.add_sink(ledger.record)
         resolve = (lambda name: resolve_target(workspace, name)) if workspace is not None else None
-        return cls(CompletionGate(derive_requirements(task, resolve), max_rejections=max_rejections), ledger, bus)
+        tests = workspace_test_files(workspace) if workspace is not None else None
+        requirements = derive_requirements(task, resolve, test_files=tests)
+        return cls(CompletionGate(requirements, max_rejections=max_rejections), ledger, bus)
 
     def check(self, final_message: str) -> Verdict:
         return self.gate.check(self.ledger, final_message)
@@ -79,6 +82,24 @@ def resolve_target(root: Path, name: str) -> tuple[str, bool]:
         if len(found) > 1 or seen > MAX_RESOLVE_ENTRIES:
             return clean, False
     return (found[0], True) if found else (clean, False)
+
+
+TEST_FILE_NAME = re.compile(r"^(?:test_.*\.py|.*_test\.(?:py|go)|.*\.(?:test|spec)\.[cm]?[jt]sx?|test_[^.]*\.(?:c|cc|cpp))$")
+MAX_TEST_FILES = 2_000
+
+
+def workspace_test_files(root: Path) -> tuple[str, ...] | None:
+    """The test files in the workspace (``test_*.py``, ``*_test.go``, ``*.test.js`` …), or None when the tree
+    is too big to tell: a run over exactly these files is the whole suite."""
+    found: list[str] = []
+    seen = 0
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP and not d.startswith(".")]
+        seen += len(files)
+        if seen > MAX_RESOLVE_ENTRIES or len(found) > MAX_TEST_FILES:
+            return None
+        found.extend(os.path.relpath(os.path.join(directory, f), root) for f in files if TEST_FILE_NAME.match(f))
+    return tuple(sorted(found))
 
 
 def files_changed(events: Iterable[Event]) -> list[str]:

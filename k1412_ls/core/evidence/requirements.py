@@ -68,6 +68,7 @@ class Requirements:
     destinations: tuple[str, ...] = ()  # named files the request sends results to
     tags: frozenset[str] = field(default_factory=frozenset)
     renames: bool = False  # a rename or move: the old name may end gone
+    test_files: tuple[str, ...] | None = None  # the workspace's test files when the run started (None: unknown)
 
     def needs(self, kind: str) -> bool:
         """Whether ``kind`` of evidence is required."""
@@ -90,7 +91,10 @@ class Requirements:
 
     def as_record(self) -> dict[str, object]:
         """What ``run.created`` records so that a replay judges the same paths."""
-        return {"targets": list(self.targets), "existing": list(self.existing)}
+        record: dict[str, object] = {"targets": list(self.targets), "existing": list(self.existing)}
+        if self.test_files is not None:
+            record["test_files"] = list(self.test_files)
+        return record
 
 
 def _positions(request: str, name: str) -> list[int]:
@@ -105,7 +109,8 @@ def _is_input(request: str, name: str, tags: frozenset[str]) -> bool:
 
 
 def derive_requirements(request: str, resolve: Resolver | None = None,
-                        recorded: Mapping[str, object] | None = None) -> Requirements:
+                        recorded: Mapping[str, object] | None = None,
+                        test_files: tuple[str, ...] | None = None) -> Requirements:
     """The evidence ``request`` needs before a run may say ``completed``.
 
     ``resolve`` maps a named file to its workspace path and whether it
@@ -168,8 +173,10 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     ordered = tuple(kind for kind in EVIDENCE_KINDS if kind in kinds)
     by_name = dict(zip(named, targets, strict=True))
     inputs = tuple(by_name[n] for n in named if _is_input(request, n, tags))
+    if recorded is not None and isinstance(recorded.get("test_files"), list):
+        test_files = tuple(str(t) for t in recorded["test_files"])  # type: ignore[union-attr]
     return Requirements(ordered, (*decision.rules, *rules), targets, request, question, inputs, existing,
-                        destinations, tags, renames="rename" in tags)
+                        destinations, tags, renames="rename" in tags, test_files=test_files)
 
 
 def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]) -> tuple[str, ...]:

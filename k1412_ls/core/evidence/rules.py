@@ -160,8 +160,16 @@ def _later(ev: Evidence, seq: int) -> list[RunEntry]:
     return [r for r in ev.runs if r.seq > seq]
 
 
+def runs_every_test_file(ev: Evidence, suite: Suite) -> bool:
+    """Whether ``suite`` ran every test file the workspace had when the run started (so it is the whole suite)."""
+    files = ev.requirements.test_files
+    return bool(files) and not suite.narrowed and not suite.collect_only and all(
+        any(covers(t.split("::")[0], f) for t in suite.targets) for f in files or ())
+
+
 def _test_resolved(ev: Evidence, failed: TestOutcome, seq: int) -> bool:
-    return any(t.outcome == "pass" and t.suite.covers(failed.suite) for r in _later(ev, seq) for t in r.outcome.tests)
+    return any(t.outcome == "pass" and (t.suite.covers(failed.suite) or runs_every_test_file(ev, t.suite))
+               for r in _later(ev, seq) for t in r.outcome.tests)
 
 
 def _build_resolved(ev: Evidence, failed: BuildOutcome, run: RunEntry, seq: int) -> bool:
@@ -391,10 +399,13 @@ def _scope_ok(ev: Evidence, suite: Suite) -> bool:
         return bool(suite.selector) and _ONLY.search(req.request) is not None and all(
             word.lower() in req.request.lower() for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", suite.selector)
             if word not in ("and", "or", "not"))
+    if runs_every_test_file(ev, suite):
+        return True
+    # Test files the request names, or new tests it asked this run to write, are the scope it wants.
     allowed = [t for t in req.targets if TEST_FILE.search(t)]
-    if req.needs("source") or "tests" in req.tags:
+    if req.needs("source") and "tests" in req.tags:
         allowed += [p for p, s in ev.files.items() if s.present and TEST_FILE.search(p)]
-    # A directory or file the request itself names ("the tests in backend") is the scope it asks for.
+    # So is a directory or file the request itself names ("the tests in backend").
     words = set(re.findall(r"[\w./-]+", req.request))
     return all(any(same_path(t.split("::")[0], a) or covers(t, a) for a in allowed)
                or t.split("/")[0] in words or t in words for t in suite.targets)
