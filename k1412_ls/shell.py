@@ -508,9 +508,22 @@ def program_name(word: str) -> str:
     return word.rsplit("/", 1)[-1] if "/" in word and not word.startswith("./") else word
 
 
-@functools.lru_cache(maxsize=512)
+MAX_CACHED_CHARS = 16_384
+
+
 def parse_line(command: str, nesting: int = 0) -> ShellLine:
-    """The simple commands of ``command`` with their status reach (cached: lines repeat)."""
+    """The simple commands of ``command`` with their status reach (short lines are cached: they repeat)."""
+    if len(command) <= MAX_CACHED_CHARS:
+        return _parse_cached(command, nesting)
+    return _parse(command, nesting)
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_cached(command: str, nesting: int) -> ShellLine:
+    return _parse(command, nesting)
+
+
+def _parse(command: str, nesting: int) -> ShellLine:
     tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
     walker = _Walker(nesting)
     root = tree.root_node

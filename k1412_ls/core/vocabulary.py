@@ -120,7 +120,7 @@ RULES: tuple[Rule, ...] = (
           r"(?!\s+(?:report|results|summary|plan))"),
     _rule("zh.write-code", "source artifact", rf"(?:写|编写|创建|实现|开发|做|生成|给我)[^。？！\n]{{0,12}}(?:一个|一段|个|段)?[^。？！\n]{{0,12}}{_ZH_CODE}"),
     _rule("zh.write-tests", "source artifact execution tests",
-          r"(?:写|编写|添加|增加|补充)[^。？！\n]{0,10}(?:单元)?测试(?!报告|结果|总结)"),
+          r"(?:写|编写|添加|增加|补充)[^。？！\n]{0,10}(?:单元)?测试(?!报告|结果|总结|一下|下)"),
     # --- fail closed: any verb that acts on the workspace owes a change ---------------------------------
     _rule("en.change-verb", "artifact change",
           r"(?:^|[.!;:,]\s*|\b(?:please|pls|and|then|also|can\s+you|could\s+you|would\s+you|go\s+ahead\s+and)\s+)"
@@ -137,9 +137,10 @@ RULES: tuple[Rule, ...] = (
     _rule("en.rename", "rename artifact change", r"\b(?:rename|move|mv)\b"),
     _rule("zh.rename", "rename artifact change", r"重命名|改名|移动到|移到|挪到"),
     _rule("en.tests", "tests",
-          r"\btests?\b(?!\s+(?:report|results|summary|plan))|\btest\s+suite\b|\bunit\s*tests?\b|\bspecs?\b"
+          r"\btests?\b(?!\s+(?:report|results|summary|plan|it|this|that|them|whether|if|"
+          r"the\s+(?:function|script|program|code|app|change|fix|cli|endpoint|feature)s?\b))|\btest\s+suite\b|\bunit\s*tests?\b|\bspecs?\b"
           r"|\bpytest\b|\bunittest\b|\bjest\b|\bvitest\b|\bgo\s+test\b|\bcargo\s+test\b|\bnpm\s+test\b"),
-    _rule("zh.tests", "tests", r"测试(?!报告|结果报告|总结)|用例|单测"),
+    _rule("zh.tests", "tests", r"测试(?!报告|结果报告|总结|一下|下)|用例|单测"),
     _rule("en.build", "build execution",
           r"\b(?:compiles?|compiling|compilation|builds?\s+(?:cleanly|successfully|without)|does\s+\S+\s+build|"
           r"gcc|g\+\+|clang|make\s+(?:it\s+)?build)\b"),

@@ -35,7 +35,8 @@ _FUNCTION = "__k1412_observe"
 def preamble(fd: int) -> str:
     """Bash code that defines and exports the observing functions, writing records to ``fd``."""
     lines = [
-        f"{_FUNCTION}() {{ local __k1412_s; command \"$@\"; __k1412_s=$?; "
+        # `cmd || s=$?` keeps `set -e` from leaving the function before the status is written.
+        f"{_FUNCTION}() {{ local __k1412_s=0; command \"$@\" || __k1412_s=$?; "
         f"{{ printf '%s' \"$__k1412_s\"; printf '\\037%q' \"$@\"; printf '\\n'; }} >&{fd} 2>/dev/null; "
         f"return $__k1412_s; }}",
     ]

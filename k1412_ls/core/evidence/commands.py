@@ -42,7 +42,7 @@ from k1412_ls.core.evidence.runners import (
     pytest_suite,
     unittest_suite,
 )
-from k1412_ls.shell import Simple, parse_line, program_name, strip_wrappers
+from k1412_ls.shell import MAX_CACHED_CHARS, Simple, parse_line, program_name, strip_wrappers
 
 PRINTERS = frozenset({"echo", "printf", "true", "false", ":", "yes", "print"})
 PROBE_PROGRAMS: frozenset[str] = frozenset({
@@ -394,9 +394,19 @@ def _literals(simple: Simple, invocation: Invocation) -> list[str]:
     return texts
 
 
-@lru_cache(maxsize=1024)
 def command_shape(command: str) -> CommandShape:
-    """Invocations, subjects, mentioned paths and overall role of a shell command line."""
+    """Invocations, subjects, mentioned paths and overall role of a shell command line (short lines cached)."""
+    if len(command) <= MAX_CACHED_CHARS:
+        return _shape_cached(command)
+    return _shape(command)
+
+
+@lru_cache(maxsize=1024)
+def _shape_cached(command: str) -> CommandShape:
+    return _shape(command)
+
+
+def _shape(command: str) -> CommandShape:
     line = parse_line(command)
     invocations: list[Invocation] = []
     literals: list[str] = []

@@ -536,8 +536,7 @@ def check_report(ev: Evidence) -> list[Problem]:
             for state in carriers:
                 if state.path not in ev.requirements.destinations:
                     continue
-                pool = _measured(ev, state.last.seq + (1 if state.last.by_command else 0))
-                unproven = _unproven(pool, _results(state, ev.requirements.request), dict(state.last.units))
+                unproven = _unproven_results(ev, state)
                 if unproven:
                     problems.append(Problem(
                         "report", f"{state.path} states {_names(unproven)}, which no successful command printed",
@@ -592,17 +591,32 @@ def _unproven(pool: Pool, figures: list[str] | tuple[str, ...], units: dict[str,
     return missing
 
 
-def _results(state: FileState, request: str) -> list[str]:
-    """Figures a results file states: its measurements, and plain numbers of three or more digits
-    (counts, totals) that are not years and not taken from the request."""
-    figures = list(state.last.measurements)
-    asked = set(re.findall(r"\d+(?:\.\d+)?", request))
-    for number in state.last.numbers:
-        digits = number.replace(".", "")
-        if len(digits) >= 3 and "." not in number and not 1900 <= int(number) <= 2100 and number not in asked \
-                and number not in figures:
-            figures.append(number)
-    return figures
+def _counts(state: FileState) -> list[str]:
+    """Plain numbers of three or more digits a results file states (counts, totals), years aside."""
+    return [n for n in state.last.numbers if n.isdigit() and len(n) >= 3 and not 1900 <= int(n) <= 2100
+            and n not in state.last.measurements]
+
+
+def _known_numbers(ev: Evidence, before: int) -> Pool:
+    """Where a count in a results file may come from besides output: files read, code written, the request."""
+    pool = _measured(ev, before)
+    for look in ev.looks:
+        _add(pool, look.numbers, {})
+    for write in ev.writes:
+        if write.tool != "run_command" and write.seq < before and is_source_path(write.path):
+            _add(pool, write.numbers, {})
+    _add(pool, tuple(re.findall(r"\d+", ev.requirements.request)), {})
+    return pool
+
+
+def _unproven_results(ev: Evidence, state: FileState) -> list[str]:
+    """Figures of a results file that nothing printed: measurements must come from command output (with
+    their units); counts may also come from what the run read or wrote as code."""
+    before = state.last.seq + (1 if state.last.by_command else 0)
+    missing = _unproven(_measured(ev, before), state.last.measurements, dict(state.last.units))
+    if state.path in ev.requirements.destinations:
+        missing += _unproven(_known_numbers(ev, before), _counts(state), {})
+    return missing
 
 
 def check_benchmark(ev: Evidence) -> list[Problem]:
@@ -628,10 +642,8 @@ def check_benchmark(ev: Evidence) -> list[Problem]:
         problems: list[Problem] = []
         measured_any = False
         for state in carriers:
-            pool = _measured(ev, state.last.seq + (1 if state.last.by_command else 0))
-            figures = _results(state, req.request) if state.path in req.destinations else list(state.last.measurements)
             measured_any = measured_any or bool(state.last.measurements)
-            unproven = _unproven(pool, figures, dict(state.last.units))
+            unproven = _unproven_results(ev, state)
             if unproven:
                 problems.append(Problem(
                     "benchmark", f"{state.path} states {_names(unproven)}, which no successful command printed",
