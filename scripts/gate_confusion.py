@@ -1,6 +1,6 @@
 """Play every gate-suite trajectory and print a confusion matrix per author group.
 
-Usage: python scripts/gate_confusion.py [--json] [--group own|independent]
+Usage: python scripts/gate_confusion.py [--json] [--group own|independent|independent-round2]
 
 Groups: ``own`` (``tests/gate_suite/cases_own_*``, written by the rule
 authors' side) and ``independent`` (``cases_independent*``, written by an
@@ -27,7 +27,12 @@ def main(argv: list[str]) -> int:
     only = argv[argv.index("--group") + 1] if "--group" in argv else None
     report: dict[str, dict[str, object]] = {}
     for module, cases in load_cases().items():
-        group = "independent" if "independent" in module else "own"
+        if "round2" in module:
+            group = "independent-round2"  # written after the rules were finished; held out from tuning
+        elif "independent" in module:
+            group = "independent"
+        else:
+            group = "own"
         if only and group != only:
             continue
         entry = report.setdefault(group, {"matrix": Counter(), "wrong": [], "zh": 0, "cases": 0, "honest": 0})

@@ -11,16 +11,18 @@ import signal
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from k1412_ls.core.numbers import extract_numbers
+from k1412_ls.core.evidence.runners import parse_summary
+from k1412_ls.core.numbers import extract_numbers, measurement_units
 from k1412_ls.core.redact import Redactor
 from k1412_ls.tools.commands import child_env, command_policy, resolve_cwd
 from k1412_ls.tools.facts import excerpt
+from k1412_ls.tools.observe import close_quietly, fileno, observed_command, read_records, status_file
 from k1412_ls.tools.proc import SANDBOXED, ProcessHandle, shell_argv, spawn
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
 
@@ -39,6 +41,16 @@ class ManagedProcess:
     cwd: str
     handle: ProcessHandle
     cancelled: bool = False
+    records: IO[bytes] | None = None  # observed exit statuses of the programs it ran (tools.observe)
+
+    def observed(self) -> list[dict[str, Any]]:
+        """The programs it ran and their statuses, once it has ended."""
+        if self.records is None or self.handle.running:
+            return []
+        try:
+            return read_records(self.records)
+        except (OSError, ValueError):
+            return []
 
     @property
     def status(self) -> str:
@@ -83,9 +95,15 @@ class ProcessTable:
             if len(running) >= self.max_running:
                 raise ToolError(f"{len(running)} background processes are already running; stop one with "
                                 "process_cancel before starting another.")
-            handle = spawn(shell_argv(command), cwd, env, network=network)
+            records = status_file()
+            try:
+                fd = fileno(records)
+                handle = spawn(shell_argv(observed_command(command, fd)), cwd, env, network=network, pass_fds=(fd,))
+            except BaseException:
+                close_quietly(records)
+                raise
             self._counter += 1
-            process = ManagedProcess(f"p{self._counter}", name, command, cwd_label, handle)
+            process = ManagedProcess(f"p{self._counter}", name, command, cwd_label, handle, records=records)
             self._processes[process.process_id] = process
             return process
 
@@ -140,6 +158,11 @@ class ProcessTable:
             process.handle.exited.wait(max(0.0, deadline - time.monotonic()))
         for process in running:
             process.handle.kill(0.0)
+        with self._lock:
+            for process in self._processes.values():
+                if process.records is not None:
+                    close_quietly(process.records)
+                    process.records = None
         return [p.process_id for p in running]
 
     @staticmethod
@@ -167,7 +190,11 @@ def _result(ctx: ToolContext, snap: Snapshot, op: str, error: str | None = None,
         "kind": "process", "op": op, "process_id": process.process_id, "command": redactor.text(process.command),
         "status": snap.status, "exit_code": snap.exit_code, "output": excerpt(text),
         "numbers": extract_numbers(text), "sandbox": process.handle.sandbox,
+        "units": measurement_units(text, 200), "tests": asdict(parse_summary(text)),
     }
+    if snap.status != "running":
+        facts["observed"] = [{"argv": [redactor.text(a) for a in r["argv"][:40]], "status": r["status"]}
+                             for r in process.observed()]
     fields: dict[str, Any] = {"process_id": process.process_id, "status": snap.status,
                               "exit_code": snap.exit_code, "output": text, "output_bytes": snap.output_bytes}
     if snap.omitted_bytes:

@@ -235,7 +235,8 @@ class EvidenceLedger:
             outcome = line_outcome(shape, exit_code, stopped, observed, _tally(facts), output, normalize_path(cwd))
         elif status == "exited" and facts.get("op") == "poll":
             # A background command that ended: judge it like a line whose exit code is known.
-            outcome = line_outcome(shape, exit_code, False, [], parse_summary(output), output, normalize_path(cwd))
+            observed = facts.get("observed") if isinstance(facts.get("observed"), list) else []
+            outcome = line_outcome(shape, exit_code, False, observed, _tally(facts), output, normalize_path(cwd))
         self.runs.append(RunEntry(seq, depth, tool, shape, exit_code, succeeded, failed, numbers,
                                   source, process_id, outcome, normalize_path(cwd), _units(facts.get("units"))))
 
