@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import tree_sitter_bash
@@ -51,6 +51,7 @@ class Simple:
     writes_to: tuple[str, ...] = ()
     nesting: int = 0  # 0 for the line itself, 1 inside a bash -c string, …
     stdout_to: str | None = None  # where standard output goes when redirected to a file
+    background: bool = False  # started with ``&``: the line goes on without waiting for it
 
     @property
     def silenced(self) -> bool:
@@ -173,7 +174,10 @@ class _Walker:
         for position, (node, follower) in enumerate(statements):
             last = position == len(statements) - 1
             backgrounded = follower == "&"
+            before = len(self.commands)
             self.statement(node, reaches and not backgrounded and (last or errexit))
+            if backgrounded:
+                self.commands[before:] = [replace(c, background=True) for c in self.commands[before:]]
             errexit = self._errexit_after(node, errexit)
 
     def _errexit_after(self, node: Node, current: bool) -> bool:
@@ -501,6 +505,26 @@ def strip_wrappers(words: list[str]) -> list[str]:
         else:
             break
     return words[index:]
+
+
+_GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                                "--config-env"})
+
+
+def git_subcommand(args: list[str]) -> str:
+    """The sub-command of ``git ARGS`` (``git -C dir -c user.name=x commit`` → ``commit``)."""
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+            continue
+        if word in _GIT_VALUE_OPTIONS:
+            skip = True
+            continue
+        if word.startswith("-"):
+            continue
+        return word
+    return ""
 
 
 def program_name(word: str) -> str:

@@ -84,7 +84,7 @@ FILE_NAME = re.compile(
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 
 # Verbs and nouns reused by several rules.
-_MAKE = r"(?:create|make|write|generate|produce|build|add|save|output|export|dump|emit|put|scaffold|set\s*up|prepare)"
+_MAKE = r"(?:create|make(?!\s+sure)|write|generate|produce|build|add|save|output|export|dump|emit|put|scaffold|set\s*up|prepare)"
 _CHANGE = (r"(?:fix|repair|modify|change|update|edit|refactor|rename|replace|remove|delete|implement|patch|"
            r"rewrite|convert|format|reformat|clean\s*up|migrate|port|translate|improve|optimi[sz]e|add)")
 _CODE_NOUN = (r"(?:script|program|function|class|method|module|cli|command[- ]line tool|tool|app|application|"
@@ -114,7 +114,8 @@ RULES: tuple[Rule, ...] = (
           rf"\b(?:write|create|make(?!\s+sure)|build|implement|code|develop|generate|give me|produce)\b"
           rf"(?!\s+(?:sure|certain))[^.?!\n]{{0,50}}\b{_CODE_NOUN}s?\b(?!\s+(?:starts|runs|works))"),
     _rule("en.source-file-named", "source artifact",
-          r"\b(?:write|create|make|generate|build|implement|code|scaffold|develop)\b[^?!\n]{0,80}?[A-Za-z0-9_-]\.(?:py|js|ts|sh|go|rs|c|cpp|java|rb|php|pl|lua|swift|kt|cs)\b"),
+          r"\b(?:write|create|make(?!\s+sure)|generate|build|implement|code|scaffold|develop)\b(?!\s+sure)[^?!\n]{0,80}?"
+          r"[A-Za-z0-9_-]\.(?:py|js|ts|sh|go|rs|c|cpp|java|rb|php|pl|lua|swift|kt|cs)\b"),
     _rule("en.write-tests", "source artifact execution tests",
           r"\b(?:write|add|create|implement)\b[^.?!\n]{0,30}\b(?:unit\s+|integration\s+|regression\s+)?tests?\b"
           r"(?!\s+(?:report|results|summary|plan))"),
@@ -132,7 +133,7 @@ RULES: tuple[Rule, ...] = (
           r"capitali[sz]e|lowercase|uppercase|trim|normali[sz]e|deduplicate|dedupe|get\s+rid\s+of)\b"
           r"(?!\s+sure)(?!\s+certain)"),
     _rule("zh.change-verb", "artifact change",
-          r"修|改|删|加上|加到|加进|加入|加一个|加一行|加个|加点|放到|放进|写进|添加|增加|插入|替换|更新|升级|降级|重命名|移动|实现|写入|创建|新建|生成|调整|去掉|去除|移除|补上|"
+          r"修|改|删|加上|加到|加进|加入|加一个|加一行|加个|加点|升一下|升级|升到|降到|调高|调低|调大|调小|放到|放进|写进|添加|增加|插入|替换|更新|升级|降级|重命名|移动|实现|写入|创建|新建|生成|调整|去掉|去除|移除|补上|"
           r"补充|换成|设为|设置为|设成|改成|改为|变成|清理|整理|格式化|翻译|转换|恢复|还原|合并|拆分|提取|注释掉|取消注释"),
     _rule("en.rename", "rename artifact change", r"\b(?:rename|move|mv)\b"),
     _rule("zh.rename", "rename artifact change", r"重命名|改名|移动到|移到|挪到"),
@@ -144,7 +145,7 @@ RULES: tuple[Rule, ...] = (
     _rule("en.build", "build execution",
           r"\b(?:compiles?|compiling|compilation|builds?\s+(?:cleanly|successfully|without)|does\s+\S+\s+build|"
           r"gcc|g\+\+|clang|make\s+(?:it\s+)?build)\b"),
-    _rule("zh.build", "build execution", r"编译|构建"),
+    _rule("zh.build", "build execution", r"编译|构建|编得过|编不过|能编|编一下"),
     _rule("en.lint", "lint execution", r"\b(?:lint|linter|linting|ruff|flake8|pylint|eslint|mypy|type[- ]?check)\b"),
     _rule("zh.lint", "lint execution", r"代码检查|静态检查|类型检查|lint"),
     _rule("en.delete", "deletion artifact",
@@ -161,7 +162,7 @@ RULES: tuple[Rule, ...] = (
     _rule("en.test-runner", "execution", r"\b(?:pytest|unittest|jest|vitest|mocha|tox|nox|ctest|cargo\s+(?:test|run|build)|"
           r"go\s+(?:test|run|build)|npm\s+(?:test|run)|yarn\s+test|make\s+test|mvn|gradle)\b"),
     _rule("en.make-sure-it-works", "execution",
-          r"\b(?:make\s+sure|ensure|verify|confirm|check)\b[^.?!\n]{0,30}\b(?:works?|passes|pass|runs?|compiles?|builds?|starts?|"
+          r"\b(?:make\s+sure|ensure|verify|confirm|check)\b[^.?!\n]{0,60}?\b(?:works?|passes|pass|runs?|compiles?|builds?|starts?|"
           r"launch(?:es)?|boots?|still\s+\w+)\b"),
     _rule("en.build-compile", "execution", r"\b(?:compile|build)\s+(?:it|the\s+project|the\s+code|and\s+run)\b"),
     _rule("zh.run", "execution", r"运行|执行|跑一下|跑一遍|跑通|跑测试|跑起来|编译|启动"),
@@ -222,6 +223,9 @@ RULES: tuple[Rule, ...] = (
           r"service|docs|readme|architecture|structure|logic|parser|cli|script|changes)\b"
           r"|`[^`]+`|\b[A-Za-z_][A-Za-z0-9_]*\(\)"),
     _rule("zh.workspace", "workspace", r"这个|这段|该|此|项目|仓库|代码库|代码|函数|方法|模块|脚本|目录|文件|报错|异常|变量|接口|配置"),
+    # Names of the directories projects keep code in: asking about them is asking about this workspace.
+    _rule("workspace-dirs", "workspace", r"(?<![\w.-])(?:src|lib|app|tests?|docs?|scripts?|pkg|cmd|internal|"
+          r"config|web|backend|frontend|server|client)(?:/[\w./-]*)?(?![\w.-])"),
     _rule("en.greeting", "greeting",
           r"^\s*(?:hi|hello|hey|hiya|yo|howdy|greetings|good\s+(?:morning|afternoon|evening)|thanks|thank\s+you|thx|"
           r"cheers)(?:\s+(?:there|all|everyone|again|so\s+much|a\s+lot|k1412|bot))?[\s!.,~:)😀-🙏]*$"),
@@ -240,11 +244,24 @@ def strip_urls(text: str) -> str:
     return _URL.sub(" ", text)
 
 
+DOTFILE_NAME = re.compile(
+    r"(?<![\w./-])((?:[A-Za-z0-9_-]+/)*\.(?:gitignore|gitattributes|gitmodules|env(?:\.\w+)?|editorconfig|npmrc|nvmrc|"
+    r"prettierrc|eslintrc|eslintignore|dockerignore|flake8|pylintrc|babelrc|python-version|tool-versions|"
+    r"pre-commit-config\.yaml|coveragerc|clang-format|bashrc|zshrc|profile))(?![\w-])")
+
+
 def extract_targets(request: str) -> tuple[str, ...]:
     """File names the request mentions, in order, without duplicates or ``./`` prefixes."""
     seen: dict[str, None] = {}
-    for match in FILE_NAME.finditer(strip_urls(request)):
+    text = strip_urls(request)
+    matches = sorted([*FILE_NAME.finditer(text), *DOTFILE_NAME.finditer(text)], key=lambda m: m.start())
+    for match in matches:
         name = match.group(1)
+        parts = name.split("/")
+        if len(parts) > 1 and all(FILE_NAME.fullmatch(p) for p in parts):
+            for part in parts:  # "util.h/util.c" names two files, not a path
+                seen.setdefault(part, None)
+            continue
         while name.startswith("./"):
             name = name[2:]
         if name.lower() in NOT_FILES or not name:

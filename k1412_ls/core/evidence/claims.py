@@ -23,7 +23,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[。！？；;\n]+")
 _NEGATION = re.compile(
     r"\b(?:not|no|never|cannot|can't|couldn't|didn't|don't|doesn't|isn't|aren't|wasn't|weren't|won't|without|"
     r"fail|fails|failed|failing|failure|unable|broken|error|errors|still\s+red|unless|if|whether|should|would|"
-    r"could|might|may|todo|next\s+step)\b|未|没|不|失败|错误|报错|无法|如果|是否|尚未|仍然?有",
+    r"could|might|may|todo|next\s+step|nothing|none)\b|未|没|不|失败|错误|报错|无法|如果|是否|尚未|仍然?有",
     re.IGNORECASE)
 _TESTS_PASS = re.compile(
     r"\b(?:all\s+|the\s+|every\s+|\d+\s+)?(?:unit\s+)?tests?\s+(?:now\s+|still\s+|all\s+)?(?:pass|passes|passed|"
@@ -32,13 +32,13 @@ _TESTS_PASS = re.compile(
     r"测试[^。！？\n]{0,8}(?:通过|成功|全绿)|(?:全部|都|均)(?:已)?通过|用例[^。！？\n]{0,6}通过|单测[^。！？\n]{0,6}通过",
     re.IGNORECASE)
 _COMPILES = re.compile(r"\b(?:compiles|compiled|builds|built)\s*(?:now\s+)?(?:fine|cleanly|successfully|without|ok)?"
-                       r"|\bcompilation\s+succeeds?\b|编译(?:成功|通过|没问题)|构建成功", re.IGNORECASE)
+                       r"|\bcompilation\s+succeeds?\b|编译(?:成功|通过|没问题)|构建成功|编得过|能编过|可以编译|能编译", re.IGNORECASE)
 _COMMITTED = re.compile(r"\b(?:committed|created\s+a\s+commit|made\s+a\s+commit)\b|已提交|提交了|完成了?提交",
                         re.IGNORECASE)
 _CHANGED = re.compile(r"\b(?:fixed|updated|changed|modified|edited|created|added|wrote|written|renamed|inserted|"
                       r"bumped|patched|rewrote|rewritten|replaced|refactored|implemented|corrected|saved)\b"
                       r"|修复了?|修改了?|更新了?|创建了?|添加了?|写入了?|插入了?|改成了?|改为|改好了?|替换了?|重构了?|实现了?|保存|加入了?|加了|"
-                      r"加上了?|新增了?|重命名|升级了?|修正了?",
+                      r"加上了?|新增了?|重命名|升级了?|修正了?|升到|改到|调到|换成|变成|改好",
                       re.IGNORECASE)
 _DELETED = re.compile(r"\b(?:deleted|removed|erased|got\s+rid\s+of|cleaned\s+up|wiped)\b|删除了?|删掉了?|移除了?|去掉了?|"
                       r"清理掉了?|清理了|清除了?|清空了?", re.IGNORECASE)
@@ -47,6 +47,18 @@ _DIRECTORY = re.compile(r"\b(?:the\s+)?([A-Za-z0-9_.-]+)\s+(?:directory|folder|d
                         r"|([A-Za-z0-9_.-]+)\s*(?:目录|文件夹)", re.IGNORECASE)
 
 
+# Phrases that sound negative but claim success ("no problem", "没有问题", "without errors").
+_NOT_NEGATIONS = re.compile(r"\bno\s+(?:problems?|issues?|errors?|warnings?|failures?)\b|\bwithout\s+(?:errors?|warnings?|"
+                            r"problems?|issues?)\b|没有?问题|没有?报错|没有错误|没有警告|无错误|无警告|零错误", re.IGNORECASE)
+# A change claimed in the first person or the perfect, with no file named ("Updated the footer", "已修改").
+_DID_CHANGE = re.compile(r"^\s*(?:i\s+(?:have\s+)?|i've\s+|we\s+|(?:it|this|that)\s+(?:is|was|has\s+been)\s+)?"
+                         r"(?:fixed|updated|changed|modified|edited|bumped|patched|renamed|replaced|corrected|"
+                         r"inserted|added)\b|已经?(?:修复|修改|更新|改|升|替换|添加|加|重命名|删除)|(?:改|升|换|修)(?:好|完)了|升到|改为|改成|换成|"
+                         r"已[^，。；]{0,12}(?:升到|改为|改成|换成|加入|加上|添加)",
+                         re.IGNORECASE)
+# "3 tests", "3 个测试", "3 passed": a count of tests the run must have seen.
+_TEST_COUNT = re.compile(r"\b(\d+)\s+(?:unit\s+)?tests?\b(?!\s+(?:file|module)s?)|(\d+)\s*(?:个|条)\s*(?:单元)?(?:测试|用例)"
+                         r"|\b(\d+)\s+passed\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[，、：:]|\s(?:but|then|so|while|and\s+then|which|where)\s", re.IGNORECASE)
 
 
@@ -67,7 +79,7 @@ def find_claims(answer: str) -> list[Claim]:
     """Every positive claim in ``answer`` (see the module docstring)."""
     claims: list[Claim] = []
     for sentence in _sentences(answer):
-        if _NEGATION.search(sentence):
+        if _NEGATION.search(_NOT_NEGATIONS.sub(" ", sentence)):
             continue
         if _TESTS_PASS.search(sentence):
             claims.append(Claim("tests-pass", None, sentence))
@@ -77,16 +89,19 @@ def find_claims(answer: str) -> list[Claim]:
         if _COMMITTED.search(sentence):
             claims.append(Claim("committed", None, sentence))
         for kind, verb_pattern in (("deleted", _DELETED), ("changed", _CHANGED)):
-            verb = verb_pattern.search(sentence)
-            if verb is None:
+            clause = next((c for c in _CLAUSE_END.split(sentence) if verb_pattern.search(c)), None)
+            if clause is None:
                 continue
-            # The files a verb acts on follow it within its clause ("Fixed calc.py and utils.py",
-            # "修改了 utils.py"), not after a new clause ("已删除 build 目录，ls 确认只剩 main.py").
-            clause = _CLAUSE_END.split(sentence[verb.start():], maxsplit=1)[0]
+            # The files a verb acts on stand in its clause, before or after it ("Fixed calc.py and utils.py",
+            # "legacy.py 已经删除"), not in another clause ("已删除 build 目录，ls 确认只剩 main.py").
             files = extract_targets(clause)
             claims.extend(Claim(kind, f, sentence) for f in files)
             if kind == "deleted" and not files:
                 claims.extend(Claim("deleted-dir", next(g for g in m.groups() if g), sentence)
                               for m in _DIRECTORY.finditer(clause))
+            if not files and kind == "changed" and _DID_CHANGE.search(clause):
+                claims.append(Claim("changed-something", None, sentence))
             break
+        for match in _TEST_COUNT.finditer(sentence):
+            claims.append(Claim("test-count", next(g for g in match.groups() if g), sentence))
     return claims

@@ -42,7 +42,7 @@ from k1412_ls.core.evidence.runners import (
     pytest_suite,
     unittest_suite,
 )
-from k1412_ls.shell import MAX_CACHED_CHARS, Simple, parse_line, program_name, strip_wrappers
+from k1412_ls.shell import MAX_CACHED_CHARS, Simple, git_subcommand, parse_line, program_name, strip_wrappers
 
 PRINTERS = frozenset({"echo", "printf", "true", "false", ":", "yes", "print"})
 PROBE_PROGRAMS: frozenset[str] = frozenset({
@@ -53,7 +53,8 @@ PROBE_PROGRAMS: frozenset[str] = frozenset({
     "od", "hexdump", "nl", "column", "tr", "cd", "export", "set", "source", ".", "sleep", "ps", "pgrep",
     "lsof", "free", "nproc", "locale", "tee", "wait", "exit", "return", "unset", "declare", "local", "shift",
     "read", "pushd", "popd", "tac", "fold", "strings", "nm", "objdump", "ldd", "history", "clear", "chmod",
-    "mkdir", "touch", "cp", "mv", "rm", "ln", "rmdir", "tar", "zip", "unzip", "gzip", "gunzip",
+    "mkdir", "touch", "cp", "mv", "rm", "ln", "rmdir", "tar", "zip", "unzip", "gzip", "gunzip", "kill", "pkill",
+    "killall", "curl", "wget",
 })
 # Programs whose run changes files but proves nothing about code.
 SETUP_WORDS: frozenset[str] = frozenset({"install", "add", "ci", "sync", "uninstall", "remove", "upgrade",
@@ -97,6 +98,7 @@ class Invocation:
     cwd: str = "."                 # where it ran, relative to the line's working directory (``cd`` followed)
     silenced: bool = False         # its standard output went to /dev/null
     lenient: bool = False          # a build told to ignore errors (``make -i``): its status proves nothing
+    background: bool = False       # started with ``&`` (a server the line later stops on purpose)
 
     @property
     def proves_execution(self) -> bool:
@@ -315,7 +317,7 @@ def classify(simple: Simple) -> Invocation:
         label = suite.family if suite.family.startswith("script:") else program
         return make("test", {f"prog:{label.removeprefix('script:')}"}, suite=suite)
     if program == "git":
-        sub = next((w for w in rest if not w.startswith("-")), "")
+        sub = git_subcommand(rest)
         if sub == "commit":
             return make("commit", {"prog:git commit"})
         if sub in ("status", "diff", "log", "show", "blame", "branch", "rev-parse", "ls-files", "remote", "tag",
@@ -415,8 +417,8 @@ def _shape(command: str) -> CommandShape:
     cwd = "."
     for simple in line.commands:
         invocation = classify(simple)
-        if cwd != "." or simple.silenced:
-            invocation = replace(invocation, cwd=cwd, silenced=simple.silenced)
+        if cwd != "." or simple.silenced or simple.background:
+            invocation = replace(invocation, cwd=cwd, silenced=simple.silenced, background=simple.background)
         if invocation.program == "cd" and len(invocation.argv) == 2 and invocation.argv[1] and simple.nesting == 0:
             target = invocation.argv[1]
             cwd = target if target.startswith("/") else posixpath.normpath(posixpath.join(cwd, target))

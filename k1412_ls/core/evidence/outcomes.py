@@ -29,6 +29,7 @@ from k1412_ls.core.evidence.commands import CommandShape, Invocation, classify_a
 from k1412_ls.core.evidence.runners import COMPILE_ERROR, Suite, Tally
 
 NO_TESTS_STATUS = 5  # pytest and unittest (3.12+): nothing collected
+STOPPED_ON_PURPOSE = frozenset({130, 137, 143, -2, -9, -15})  # SIGINT, SIGKILL, SIGTERM
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,8 @@ def line_outcome(shape: CommandShape, exit_code: int | None, stopped: bool,
         else:
             if status == 0:
                 executed = True
+            elif invocation.background and status in STOPPED_ON_PURPOSE:
+                pass  # a server started with `&` and killed by the same line once it was checked
             elif status is not None or stopped:
                 failed.append(invocation)
     # Programs the parse could not see (inside scripts, xargs, sudo) still report their failures.

@@ -69,6 +69,7 @@ class Requirements:
     tags: frozenset[str] = field(default_factory=frozenset)
     renames: bool = False  # a rename or move: the old name may end gone
     test_files: tuple[str, ...] | None = None  # the workspace's test files when the run started (None: unknown)
+    resolved: bool = False  # named files were looked up in the workspace (``existing`` is meaningful)
 
     def needs(self, kind: str) -> bool:
         """Whether ``kind`` of evidence is required."""
@@ -176,7 +177,8 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     if recorded is not None and isinstance(recorded.get("test_files"), list):
         test_files = tuple(str(t) for t in recorded["test_files"])  # type: ignore[union-attr]
     return Requirements(ordered, (*decision.rules, *rules), targets, request, question, inputs, existing,
-                        destinations, tags, renames="rename" in tags, test_files=test_files)
+                        destinations, tags, renames="rename" in tags, test_files=test_files,
+                        resolved=resolve is not None or bool(recorded and "existing" in recorded))
 
 
 def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]) -> tuple[str, ...]:

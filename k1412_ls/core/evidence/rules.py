@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 
 from k1412_ls.core.evidence.claims import find_claims
-from k1412_ls.core.evidence.commands import same_work
+from k1412_ls.core.evidence.commands import Invocation, same_work
 from k1412_ls.core.evidence.ledger import (
     FileState,
     LookEntry,
@@ -102,10 +102,19 @@ def _touches(run: RunEntry, path: str) -> bool:
 
 
 def _reads_content(run: RunEntry) -> bool:
-    """A successful command that showed what is inside files (not ``ls``/``pwd``/printed text/``> /dev/null``)."""
+    """A successful command that showed what is inside files (not ``ls``/``pwd``/printed text/``> /dev/null``,
+    not ``grep -c``/``-l``/``-q``, which show counts, names or nothing)."""
     return run.succeeded and run.shape.role not in ("print",) and any(
         i.role in ("probe", "run", "test", "build", "inline") and i.program not in _NO_CONTENT and not i.silenced
-        for i in run.shape.invocations)
+        and not _shows_no_lines(i) for i in run.shape.invocations)
+
+
+_GREPS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git"})
+_NO_LINES = re.compile(r"^-(?:[a-zA-Z]*[clLq][a-zA-Z]*)$|^--(?:count|files-with-matches|files-without-match|quiet|silent)$")
+
+
+def _shows_no_lines(invocation: Invocation) -> bool:
+    return invocation.program in _GREPS and any(_NO_LINES.match(a) for a in invocation.argv[1:])
 
 
 _NO_CONTENT = frozenset({"wc", "file", "find", "fd", "git", "ls", "ll", "dir", "pwd", "cd", "tree", "which", "whereis", "type", "echo", "printf",
@@ -240,9 +249,17 @@ def _code_files(ev: Evidence) -> dict[str, FileState]:
     return {p: s for p, s in ev.files.items() if not s.last.binary}
 
 
+_ALREADY = re.compile(
+    r"\balready\s+(?:has|have|had|contains?|is|was|are|says|reads|set|present|there|correct|right|returns|uses|"
+    r"does|includes?|lists?|up\s+to\s+date|in\s+place|fixed)\b|\bno\s+changes?\s+(?:was\s+|were\s+)?(?:needed|"
+    r"necessary|required)\b|\bnothing\s+(?:to\s+change|needed\s+changing)\b|\bleft\s+(?:it|the\s+file)\s+unchanged\b"
+    r"|已经是|已是|已经有|已有|已经包含|已包含|本来就|原本就|原来就|无需修改|不需要修改|无需改动|不需要改动|无需更改|保持原样",
+    re.IGNORECASE)
+
+
 def _acknowledges_unchanged(text: str) -> bool:
-    return bool(re.search(r"\balready\b|\bno\s+changes?\s+(?:was|were)?\s*needed\b|\bunchanged\b|已经|无需|不需要修改",
-                          text, re.IGNORECASE))
+    """Whether the answer says the file already was as requested (not "I have already done it")."""
+    return bool(_ALREADY.search(text))
 
 
 _FIX = re.compile(r"\b(?:fix|bug|repair|broken|failing|crash)|修|错误|问题|失败", re.IGNORECASE)
@@ -665,13 +682,22 @@ def check_benchmark(ev: Evidence) -> list[Problem]:
     return []
 
 
+_SAYS_MISSING = re.compile(r"\b(?:does\s+not\s+exist|doesn't\s+exist|not\s+found|no\s+such\s+file|is\s+missing|"
+                           r"there\s+is\s+no)\b|不存在|找不到|没有这个文件|没有找到", re.IGNORECASE)
+
+
 def check_inspection(ev: Evidence) -> list[Problem]:
     """Rule ``inspection``: the answer rests on content read in this run (of the named files, if any)."""
-    targets = [t for t in ev.requirements.targets]
+    req = ev.requirements
+    targets = list(req.targets)
     if targets:
         unread = [t for t in targets if not _looked_at(ev, t)]
         if len(unread) < len(targets):
             return []
+        absent = [t for t in targets if t not in req.existing]
+        if req.resolved and absent == targets and _SAYS_MISSING.search(ev.final_message) and (
+                any(look.kind == "inspect" for look in ev.looks) or any(r.shape.role == "probe" for r in ev.runs)):
+            return []  # what it asks about does not exist; the run looked and says so
         return [Problem("inspection", f"{_names(unread)} was never read in this run",
                         f"read {unread[0]} with read_file before answering.")]
     if _read_anything(ev):
@@ -717,6 +743,23 @@ def answer_figures(ev: Evidence) -> list[Problem]:
                     "quote only figures that a command printed (run the measurement), or leave them out.")]
 
 
+def answer_counts(ev: Evidence) -> list[Problem]:
+    """A request to run something and report on it ("run bench.py and tell me the comparisons"): counts of
+    three or more digits in the answer come from what the run printed, read or wrote as code."""
+    req = ev.requirements
+    if not (req.question and req.needs("execution")):
+        return []
+    numbers = [n for n in re.findall(r"(?<![\w.,])\d{3,}(?![\w.,]\d)", ev.final_message.replace(",", ""))
+               if not 1900 <= int(n) <= 2100]
+    if not numbers:
+        return []
+    unproven = _unproven(_known_numbers(ev, 1 << 60), numbers, {})
+    if not unproven:
+        return []
+    return [Problem("claims", f"the answer states {_names(unproven)}, which nothing in this run printed",
+                    "report the numbers the command printed.")]
+
+
 def untested_inputs(ev: Evidence) -> list[Problem]:
     """New tests for a named module must exercise it: some written test file imports or includes it."""
     req = ev.requirements
@@ -734,7 +777,7 @@ def untested_inputs(ev: Evidence) -> list[Problem]:
 
 def check_claims(ev: Evidence) -> list[Problem]:
     """Rule ``claims``: every claim of the final answer is backed by this run's events."""
-    problems: list[Problem] = answer_figures(ev)
+    problems: list[Problem] = [*answer_figures(ev), *answer_counts(ev)]
     seen: set[tuple[str, str | None]] = set()
     for claim in find_claims(ev.final_message):
         key = (claim.kind, claim.path)
@@ -758,6 +801,15 @@ def check_claims(ev: Evidence) -> list[Problem]:
             if not any(r.outcome.committed for r in ev.runs):
                 problems.append(Problem("claims", "the answer says the work was committed, but no git commit "
                                         "succeeded", "commit with run_command (git commit) or do not claim it."))
+        elif claim.kind == "changed-something":
+            if not any(s.present or s.last.removes for s in ev.files.values()) and not ev.skipped:
+                problems.append(Problem("claims", "the answer says something was changed, but this run changed no "
+                                        "file", "make the change with a tool (and verify it), or do not claim it."))
+        elif claim.kind == "test-count" and claim.path:
+            seen = {n for r in ev.runs for n in r.numbers if r.outcome.tests}
+            if claim.path not in seen:
+                problems.append(Problem("claims", f"the answer counts {claim.path} tests, but no test run printed "
+                                        "that number", "report the counts the test runner printed."))
         elif claim.kind == "deleted-dir" and claim.path:
             directory = claim.path.strip("/")
             if not any(not s.present and (p == directory or p.startswith(directory + "/"))

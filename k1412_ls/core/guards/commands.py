@@ -24,7 +24,7 @@ from typing import Any
 
 from k1412_ls.core.guards.normalize import normalize_path
 from k1412_ls.core.model_port import ToolCall
-from k1412_ls.shell import parse_line, strip_wrappers
+from k1412_ls.shell import git_subcommand, parse_line, strip_wrappers
 
 _OPERATOR_CHARS = frozenset("<>&|;()\n")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -253,8 +253,7 @@ def is_inspection(command: str) -> bool:
             continue
         program = PurePosixPath(words[0]).name
         if program == "git":
-            sub = next((w for w in words[1:] if not w.startswith("-")), "")
-            if sub not in _GIT_READS:
+            if git_subcommand(words[1:]) not in _GIT_READS:
                 return False
             continue
         if program not in _INSPECTORS:
