@@ -95,14 +95,14 @@ _ZH_CODE = r"(?:脚本|程序|函数|类|方法|模块|工具|应用|接口|组�
 
 RULES: tuple[Rule, ...] = (
     # --- artifact: a concrete file must exist or change -------------------------------------------
-    _rule("en.make-file", "artifact", rf"\b{_MAKE}\b[^.?!\n]{{0,60}}\b{_FILE_NOUN}\b"),
+    _rule("en.make-file", "artifact", rf"\b{_MAKE}\b(?:[^.?!\n]|\.(?=\w)){{0,60}}\b{_FILE_NOUN}\b"),
     _rule("en.make-named-file", "artifact",
           rf"\b{_MAKE}\b[^?!\n]{{0,80}}?(?:[A-Za-z0-9_-]\.(?:{_EXT})\b|\b(?:Makefile|Dockerfile)\b)"),
     _rule("en.save-to-file", "artifact",
-          rf"\b(?:save|write|output|export|dump|store|put|redirect|print|log|append|record)\w*\b[^.?!\n]{{0,40}}"
+          rf"\b(?:save|write|output|export|dump|store|put|redirect|print|log|append|record)\w*\b(?:[^.?!\n]|\.(?=\w)){{0,40}}"
           rf"\b(?:to|into|as|in)\s+(?:a\s+)?(?:new\s+)?(?:file\s+)?(?:called\s+|named\s+)?`?[A-Za-z0-9_./-]+\.(?:{_EXT})\b"),
     _rule("en.change-code", "artifact",
-          rf"\b{_CHANGE}\b[^.?!\n]{{0,60}}(?:\b(?:bug|bugs|code|{_CODE_NOUN}|{_FILE_NOUN}|typo|test|tests|"
+          rf"\b{_CHANGE}\b(?:[^.?!\n]|\.(?=\w)){{0,60}}(?:\b(?:bug|bugs|code|{_CODE_NOUN}|{_FILE_NOUN}|typo|test|tests|"
           rf"import|imports|docstrings?|comments?|type hints?|logging|error handling)\b|\.(?:{_EXT})\b)"),
     _rule("zh.make-file", "artifact", r"(?:创建|新建|生成|建立|写入|保存|导出|输出|写)[^。？！\n]{0,30}(?:文件|文档|配置|数据集|表格)"),
     _rule("zh.named-file", "artifact", r"(?:名为|叫做|叫|命名为|保存为|保存到|写入|写到|输出到|导出到|存为|存到)\s*`?[A-Za-z0-9_./-]+\.[A-Za-z0-9]+"),
@@ -112,12 +112,12 @@ RULES: tuple[Rule, ...] = (
     # --- source: the deliverable is code, which belongs in a file ------------------------------------
     _rule("en.write-code", "source artifact",
           rf"\b(?:write|create|make(?!\s+sure)|build|implement|code|develop|generate|give me|produce)\b"
-          rf"(?!\s+(?:sure|certain))[^.?!\n]{{0,50}}\b{_CODE_NOUN}s?\b(?!\s+(?:starts|runs|works))"),
+          rf"(?!\s+(?:sure|certain))(?:[^.?!\n]|\.(?=\w)){{0,50}}\b{_CODE_NOUN}s?\b(?!\s+(?:starts|runs|works))"),
     _rule("en.source-file-named", "source artifact",
           r"\b(?:write|create|make(?!\s+sure)|generate|build|implement|code|scaffold|develop)\b(?!\s+sure)[^?!\n]{0,80}?"
           r"[A-Za-z0-9_-]\.(?:py|js|ts|sh|go|rs|c|cpp|java|rb|php|pl|lua|swift|kt|cs)\b"),
     _rule("en.write-tests", "source artifact execution tests",
-          r"\b(?:write|add|create|implement)\b[^.?!\n]{0,30}\b(?:unit\s+|integration\s+|regression\s+)?tests?\b"
+          r"\b(?:write|add|create|implement)\b(?:[^.?!\n]|\.(?=\w)){0,30}\b(?:unit\s+|integration\s+|regression\s+)?tests?\b"
           r"(?!\s+(?:report|results|summary|plan))"),
     _rule("zh.write-code", "source artifact", rf"(?:写|编写|创建|实现|开发|做|生成|给我)[^。？！\n]{{0,12}}(?:一个|一段|个|段)?[^。？！\n]{{0,12}}{_ZH_CODE}"),
     _rule("zh.write-tests", "source artifact execution tests",
@@ -149,7 +149,7 @@ RULES: tuple[Rule, ...] = (
     _rule("en.lint", "lint execution", r"\b(?:lint|linter|linting|ruff|flake8|pylint|eslint|mypy|type[- ]?check)\b"),
     _rule("zh.lint", "lint execution", r"代码检查|静态检查|类型检查|lint"),
     _rule("en.delete", "deletion artifact",
-          r"\b(?:delete|remove|rm|erase|get\s+rid\s+of|drop)\b[^.?!\n]{0,40}(?:[A-Za-z0-9_-]\.[A-Za-z0-9]{1,8}\b|"
+          r"\b(?:delete|remove|rm|erase|get\s+rid\s+of|drop)\b(?:[^.?!\n]|\.(?=\w)){0,40}(?:[A-Za-z0-9_-]\.[A-Za-z0-9]{1,8}\b|"
           r"\bfiles?\b|\bdirector(?:y|ies)\b|\bfolders?\b)"),
     _rule("zh.delete", "deletion artifact", r"(?:删掉|删除|删了|移除|去掉|清除)[^。？！\n]{0,20}(?:\.[A-Za-z0-9]{1,8}\b|文件|目录)"),
     _rule("en.commit", "commit git", r"\bcommit\b|\bgit\s+commit\b"),
@@ -162,7 +162,7 @@ RULES: tuple[Rule, ...] = (
     _rule("en.test-runner", "execution", r"\b(?:pytest|unittest|jest|vitest|mocha|tox|nox|ctest|cargo\s+(?:test|run|build)|"
           r"go\s+(?:test|run|build)|npm\s+(?:test|run)|yarn\s+test|make\s+test|mvn|gradle)\b"),
     _rule("en.make-sure-it-works", "execution",
-          r"\b(?:make\s+sure|ensure|verify|confirm|check)\b[^.?!\n]{0,60}?\b(?:works?|passes|pass|runs?|compiles?|builds?|starts?|"
+          r"\b(?:make\s+sure|ensure|verify|confirm|check)\b(?:[^.?!\n]|\.(?=\w)){0,60}?\b(?:works?|passes|pass|runs?|compiles?|builds?|starts?|"
           r"launch(?:es)?|boots?|still\s+\w+)\b"),
     _rule("en.build-compile", "execution", r"\b(?:compile|build)\s+(?:it|the\s+project|the\s+code|and\s+run)\b"),
     _rule("zh.run", "execution", r"运行|执行|跑一下|跑一遍|跑通|跑测试|跑起来|编译|启动"),
