@@ -1,4 +1,4 @@
-"""Claims a final answer makes, each of which needs backing events (English and Chinese).
+"""Claims a final answer makes, and the events that must back each of them (English and Chinese).
 
 :func:`find_claims` reads the answer sentence by sentence. A sentence that
 negates (``not``, ``n't``, ``still fail``, ``未``, ``没``, ``失败`` …) makes no
@@ -16,6 +16,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from k1412_ls.core.evidence.figures import answer_counts, answer_figures
+from k1412_ls.core.evidence.proof import (
+    Evidence,
+    FileState,
+    Problem,
+    last_code_write,
+    passing_tests_after,
+    same_path,
+    unresolved_failures,
+)
 from k1412_ls.core.vocabulary import extract_targets
 
 # Sentences end at . ! ? followed by a space (not inside calc.py), or at 。！？；; and line breaks.
@@ -105,3 +115,74 @@ def find_claims(answer: str) -> list[Claim]:
         for match in _TEST_COUNT.finditer(sentence):
             claims.append(Claim("test-count", next(g for g in match.groups() if g), sentence))
     return claims
+
+
+def _resolve_claimed(ev: Evidence, name: str, deleted: bool) -> FileState | None:
+    files = ev.files
+    exact = next((s for p, s in files.items() if same_path(p, name)), None)
+    if exact is not None or "/" in name:
+        return exact
+    stem_only = name.isupper() and "." not in name  # "README" for README.md
+    matches = [s for p, s in files.items() if p.rsplit("/", 1)[-1] == name
+               or (stem_only and p.rsplit("/", 1)[-1].split(".")[0] == name)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def check_claims(ev: Evidence) -> list[Problem]:
+    """Rule ``claims``: every claim of the final answer is backed by this run's events."""
+    problems: list[Problem] = [*answer_figures(ev), *answer_counts(ev)]
+    seen: set[tuple[str, str | None]] = set()
+    for claim in find_claims(ev.final_message):
+        key = (claim.kind, claim.path)
+        if key in seen:
+            continue
+        seen.add(key)
+        if claim.kind == "tests-pass":
+            failures = [f for f in unresolved_failures(ev) if f.what == "test"]
+            if failures or not passing_tests_after(ev, last_code_write(ev)):
+                problems.append(Problem("claims", "the answer says the tests pass, but no full test run after the "
+                                        "last change passed", "run the whole test suite with run_command and report "
+                                        "its real result."))
+        elif claim.kind == "compiles":
+            ok = [b for r in ev.runs for b in r.outcome.builds if b.ok and (
+                claim.path is None or any(s == claim.path or s.endswith("/" + claim.path) for s in b.sources))]
+            open_builds = [f for f in unresolved_failures(ev) if f.what == "build"]
+            if not ok or open_builds:
+                problems.append(Problem("claims", "the answer says it compiles, but no compile succeeded",
+                                        "compile it with run_command and report the compiler's real output."))
+        elif claim.kind == "committed":
+            if not any(r.outcome.committed for r in ev.runs):
+                problems.append(Problem("claims", "the answer says the work was committed, but no git commit "
+                                        "succeeded", "commit with run_command (git commit) or do not claim it."))
+        elif claim.kind == "changed-something":
+            if not any(s.present or s.last.removes for s in ev.files.values()) and not ev.skipped:
+                problems.append(Problem("claims", "the answer says something was changed, but this run changed no "
+                                        "file", "make the change with a tool (and verify it), or do not claim it."))
+        elif claim.kind == "test-count" and claim.path:
+            seen = {n for r in ev.runs for n in r.numbers if r.outcome.tests}
+            if claim.path not in seen:
+                problems.append(Problem("claims", f"the answer counts {claim.path} tests, but no test run printed "
+                                        "that number", "report the counts the test runner printed."))
+        elif claim.kind == "deleted-dir" and claim.path:
+            directory = claim.path.strip("/")
+            if not any(not s.present and (p == directory or p.startswith(directory + "/"))
+                       for p, s in ev.files.items()):
+                problems.append(Problem("claims", f"the answer says {directory}/ was removed, but this run deleted "
+                                        "nothing in it", f"delete {directory} with run_command (rm -r) and confirm "
+                                        "with list_files, or do not claim it."))
+        elif claim.kind in ("changed", "deleted") and claim.path:
+            state = _resolve_claimed(ev, claim.path, claim.kind == "deleted")
+            if claim.kind == "deleted":
+                ok = state is not None and not state.present
+            else:
+                ok = (state is not None and state.present) or any(
+                    same_path(p, claim.path) or p.rsplit("/", 1)[-1] == claim.path for p in ev.skipped)
+            if not ok and claim.path in extract_targets(ev.requirements.request) and claim.path in \
+                    ev.requirements.inputs:
+                ok = True  # "tests for calc.py" — the answer names its input, not a change
+            if not ok:
+                verb = "deleted" if claim.kind == "deleted" else "changed"
+                problems.append(Problem("claims", f"the answer says {claim.path} was {verb}, but this run never "
+                                        f"{verb} it", f"make that change to {claim.path} with a tool, or do not "
+                                        "claim it."))
+    return problems

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.claims import find_claims
 from k1412_ls.core.evidence.ledger import EvidenceLedger
+from k1412_ls.core.evidence.proof import Evidence, Problem, failure_problems
 from k1412_ls.core.evidence.requirements import Requirements
-from k1412_ls.core.evidence.rules import CHECKS, Evidence, Problem, failure_problems
+from k1412_ls.core.evidence.rules import CHECKS
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ does not understand.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -24,9 +23,8 @@ from typing import Any
 
 from k1412_ls.core.guards.normalize import normalize_path
 from k1412_ls.core.model_port import ToolCall
-from k1412_ls.shell import git_subcommand, parse_line, strip_wrappers
+from k1412_ls.shell import git_subcommand, normalized_text, parse_line, strip_wrappers
 
-_OPERATOR_CHARS = frozenset("<>&|;()\n")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 DOCUMENT_SUFFIXES = frozenset({
     ".md", ".markdown", ".rst", ".txt", ".adoc", ".org", ".csv", ".tsv", ".json", ".jsonl", ".ndjson",
@@ -112,20 +110,6 @@ def _family(program: str) -> Interpreter | None:
     if _PY_NAME.fullmatch(program):
         return _PY
     return _FAMILIES.get(program)
-
-
-def tokenize_command(command: str) -> list[str] | None:
-    """Shell tokens with operators and line breaks as separate tokens, or None when unparsable."""
-    if "<<" in command.replace("<<<", ""):
-        return None  # here-document bodies are not commands
-    lexer = shlex.shlex(command, posix=True, punctuation_chars="();<>|&\n")
-    lexer.whitespace_split = True
-    lexer.whitespace = " \t\r"
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:
-        return None
 
 
 def _strip_wrappers(words: list[str]) -> list[str]:
@@ -265,11 +249,8 @@ def is_inspection(command: str) -> bool:
 
 
 def command_text_key(command: str) -> str:
-    """A command's identity: shell tokens joined by single spaces (whitespace differences vanish)."""
-    tokens = tokenize_command(command)
-    if tokens is None:
-        return " ".join(command.split())
-    return " ".join(t if set(t) <= _OPERATOR_CHARS else shlex.quote(t) for t in tokens)
+    """A command's identity: its shell tokens joined by single spaces (whitespace differences vanish)."""
+    return normalized_text(command)
 
 
 def status_discarded_parts(command: str) -> list[str]:

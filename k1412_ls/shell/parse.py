@@ -31,7 +31,8 @@ from typing import Any
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"})
+from k1412_ls.shell.words import SHELLS, node_text, strip_wrappers, word_value
+
 _STATEMENT_SEPARATORS = frozenset({";", "&", "\n", ";;"})
 _ERREXIT = re.compile(r"^-[a-zA-Z]*e[a-zA-Z]*$")
 _TAMPER_VARIABLES = frozenset({"PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "IFS"})
@@ -85,54 +86,6 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
-def _unescape_word(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL)
-
-
-def _unescape_double(text: str) -> str:
-    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
-
-
-def _ansi_c(text: str) -> str:
-    body = text[2:-1]
-    try:
-        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    except (UnicodeDecodeError, UnicodeEncodeError):
-        return body
-
-
-def word_value(node: Node) -> str | None:
-    """The literal value of an argument node, or None when it depends on an expansion."""
-    kind = node.type
-    text = _text(node)
-    if kind in ("word", "number"):
-        return _unescape_word(text)
-    if kind == "raw_string":
-        return text[1:-1]
-    if kind == "ansi_c_string":
-        return _ansi_c(text)
-    if kind == "string":
-        parts: list[str] = []
-        for child in node.named_children:
-            if child.type != "string_content":
-                return None
-            parts.append(_unescape_double(_text(child)))
-        return "".join(parts)
-    if kind == "concatenation":
-        values = [word_value(child) for child in node.children]
-        if any(v is None for v in values):
-            return None
-        return "".join(v for v in values if v is not None)
-    if kind == "translated_string":
-        inner = node.named_children[0] if node.named_children else None
-        return word_value(inner) if inner is not None else ""
-    return None
-
-
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "replace")
-
-
 @dataclass
 class _Redirects:
     heredoc: str | None = None
@@ -166,8 +119,8 @@ class _Walker:
             for later in nodes[index + 1:]:
                 if later.is_named and later.type != "comment":
                     break
-                if _text(later) in _STATEMENT_SEPARATORS:
-                    follower = _text(later)
+                if node_text(later) in _STATEMENT_SEPARATORS:
+                    follower = node_text(later)
                     break
             statements.append((node, follower))
         errexit = False
@@ -185,7 +138,7 @@ class _Walker:
             return current
         words = [word_value(c) for c in node.children_by_field_name("argument")]
         name = node.child_by_field_name("name")
-        if name is None or _text(name) != "set":
+        if name is None or node_text(name) != "set":
             return current
         for index, word in enumerate(words):
             if word is None:
@@ -230,7 +183,7 @@ class _Walker:
             self.sequence(list(node.children), False)
         elif kind == "function_definition":
             name = node.child_by_field_name("name")
-            self.taint(f"the line defines a function ({_text(name) if name else '?'})")
+            self.taint(f"the line defines a function ({node_text(name) if name else '?'})")
             body = node.child_by_field_name("body")
             if body is not None:
                 self.statement(body, False)
@@ -242,16 +195,16 @@ class _Walker:
                 if child.type == "variable_assignment":
                     self.assignment(child)
             self.expressions(node)
-            self.commands.append(Simple(tuple(_declaration_words(node)), _text(node), reaches,
+            self.commands.append(Simple(tuple(_declaration_words(node)), node_text(node), reaches,
                                         nesting=self.nesting))
         elif kind == "unset_command":
-            words = [_text(c) for c in node.named_children]
+            words = [node_text(c) for c in node.named_children]
             if "-f" in words:
                 self.taint("the line removes shell functions (unset -f)")
-            self.commands.append(Simple(("unset", *words), _text(node), reaches, nesting=self.nesting))
+            self.commands.append(Simple(("unset", *words), node_text(node), reaches, nesting=self.nesting))
         elif kind == "test_command":
             self.expressions(node)
-            self.commands.append(Simple(("[[",), _text(node), reaches, stdin, nesting=self.nesting))
+            self.commands.append(Simple(("[[",), node_text(node), reaches, stdin, nesting=self.nesting))
         elif _is_statement(node):
             self.expressions(node)
         else:
@@ -259,7 +212,7 @@ class _Walker:
 
     def list_(self, node: Node, reaches: bool, stdin: bool) -> None:
         children = [c for c in node.children if c.type != "comment"]
-        operator = next((_text(c) for c in children if not c.is_named), "&&")
+        operator = next((node_text(c) for c in children if not c.is_named), "&&")
         named = [c for c in children if c.is_named]
         if len(named) != 2:
             for child in named:
@@ -307,7 +260,7 @@ class _Walker:
             if index > before and body.type == "command":
                 break
             self.commands[index] = Simple(
-                simple.words, _text(node) if body.type == "command" else simple.text, simple.reaches,
+                simple.words, node_text(node) if body.type == "command" else simple.text, simple.reaches,
                 simple.stdin or stdin, simple.heredoc if found.heredoc is None else found.heredoc,
                 simple.herestring if found.herestring is None else found.herestring,
                 simple.writes_to + tuple(found.writes), simple.nesting,
@@ -318,7 +271,7 @@ class _Walker:
         stdin = False
         if redirect.type == "heredoc_redirect":
             body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
-            found.heredoc = _text(body) if body is not None else ""
+            found.heredoc = node_text(body) if body is not None else ""
             for child in redirect.named_children:
                 if child.type in ("file_redirect", "herestring_redirect"):
                     self.redirect(child, found)
@@ -332,11 +285,11 @@ class _Walker:
             return True
         if redirect.type != "file_redirect":
             return False
-        operator = next((_text(c) for c in redirect.children if not c.is_named), "")
+        operator = next((node_text(c) for c in redirect.children if not c.is_named), "")
         destination = redirect.child_by_field_name("destination")
         target = word_value(destination) if destination is not None else None
         descriptor = redirect.child_by_field_name("descriptor")
-        fd = _text(descriptor) if descriptor is not None else ""
+        fd = node_text(descriptor) if descriptor is not None else ""
         if fd not in ("", "0", "1", "2"):
             self.taint("the line redirects a file descriptor other than stdin, stdout or stderr")
         if "&" in operator and operator not in ("&>", "&>>") and target not in ("1", "2"):
@@ -355,7 +308,7 @@ class _Walker:
         name = node.child_by_field_name("name")
         if name is None:
             return
-        variable = _text(name)
+        variable = node_text(name)
         self.assignments.append(variable)
         if variable in _TAMPER_VARIABLES:
             self.taint(f"the line sets {variable}")
@@ -387,7 +340,7 @@ class _Walker:
                 self.expressions(child)
         if not words:
             return
-        simple = Simple(tuple(words), _text(node), reaches, stdin, nesting=self.nesting)
+        simple = Simple(tuple(words), node_text(node), reaches, stdin, nesting=self.nesting)
         self.commands.append(simple)
         self.inspect(simple)
 
@@ -434,9 +387,9 @@ def _declaration_words(node: Node) -> list[str | None]:
     words: list[str | None] = []
     for child in node.children:
         if not child.is_named:
-            words.append(_text(child))
+            words.append(node_text(child))
         elif child.type == "variable_assignment":
-            words.append(_text(child))
+            words.append(node_text(child))
         else:
             words.append(word_value(child))
     return words
@@ -464,72 +417,6 @@ def _inline_script(argv: list[str]) -> str | None:
         if not word.startswith(("-", "+")):
             return None
     return None
-
-
-# Wrapper → its options that consume the next word.
-WRAPPERS: dict[str, frozenset[str]] = {
-    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"}),
-    "doas": frozenset({"-u", "-C"}),
-    "exec": frozenset({"-a"}),
-    "command": frozenset(), "builtin": frozenset(), "nohup": frozenset(), "time": frozenset(),
-    "nice": frozenset({"-n", "--adjustment"}), "ionice": frozenset({"-c", "-n", "-p"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}), "setsid": frozenset(), "unbuffer": frozenset(),
-    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
-    "xargs": frozenset({"-n", "-I", "-P", "-d", "-L", "-s", "-a", "-E"}),
-    "npx": frozenset({"-p", "--package"}), "pnpx": frozenset(), "bunx": frozenset(),
-}
-RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "conda", "rye"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-def strip_wrappers(words: list[str]) -> list[str]:
-    """The command a wrapper runs: ``env X=1 timeout 60 uv run pytest -q`` → ``pytest -q``."""
-    index = 0
-    while index < len(words):
-        word = words[index]
-        name = word.rsplit("/", 1)[-1]
-        if _ASSIGNMENT.match(word):
-            index += 1
-        elif name in WRAPPERS:
-            takes_value = WRAPPERS[name]
-            index += 1
-            while index < len(words) and (words[index].startswith("-") or _ASSIGNMENT.match(words[index])):
-                index += 2 if words[index] in takes_value else 1
-            if name == "timeout" and index < len(words):
-                index += 1  # the duration
-        elif name in RUNNERS and index + 1 < len(words) and words[index + 1] == "run":
-            index += 2
-            while index < len(words) and words[index].startswith("-"):
-                index += 1
-        else:
-            break
-    return words[index:]
-
-
-_GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path",
-                                "--config-env"})
-
-
-def git_subcommand(args: list[str]) -> str:
-    """The sub-command of ``git ARGS`` (``git -C dir -c user.name=x commit`` → ``commit``)."""
-    skip = False
-    for word in args:
-        if skip:
-            skip = False
-            continue
-        if word in _GIT_VALUE_OPTIONS:
-            skip = True
-            continue
-        if word.startswith("-"):
-            continue
-        return word
-    return ""
-
-
-def program_name(word: str) -> str:
-    """A program's name as people say it: ``/usr/bin/python3.11`` → ``python3.11``."""
-    return word.rsplit("/", 1)[-1] if "/" in word and not word.startswith("./") else word
 
 
 MAX_CACHED_CHARS = 16_384
@@ -561,3 +448,26 @@ def describe(line: ShellLine) -> dict[str, Any]:
     return {"parsed": line.parsed, "tampered": line.tampered,
             "commands": [{"words": list(c.words), "reaches": c.reaches, "stdin": c.stdin,
                           "nesting": c.nesting} for c in line.commands]}
+
+
+_ATOMS = frozenset({"string", "raw_string", "ansi_c_string", "heredoc_body", "word", "number", "concatenation",
+                    "simple_expansion", "expansion", "command_substitution", "translated_string"})
+
+
+def normalized_text(command: str) -> str:
+    """A line's identity: its tokens (quoted words kept whole) joined by single spaces, so whitespace
+    differences vanish and nothing else does; a line that does not parse is only whitespace-collapsed."""
+    if not parse_line(command).parsed:
+        return " ".join(command.split())
+    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
+    tokens: list[str] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in _ATOMS or node.child_count == 0:
+            text = node_text(node)
+            if text.strip():
+                tokens.append(text if node.type == "heredoc_body" else text.strip())
+            continue
+        stack.extend(reversed(node.children))
+    return " ".join(tokens)

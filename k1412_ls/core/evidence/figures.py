@@ -1,0 +1,116 @@
+"""Figures: numbers a report or an answer states must be numbers this run really printed (or read).
+
+A measurement (a number with a decimal point or a unit, ``core.numbers``) must appear verbatim in the
+output of a command that really ran before the carrier was written, with a compatible unit
+(``0.213 ms`` is not ``0.213 s``). Counts in a results file (three or more digits, years aside) may
+also come from files the run read or code it wrote, or from the request.
+"""
+
+from __future__ import annotations
+
+import re
+
+from k1412_ls.core.evidence.proof import Evidence, FileState, Problem, names
+from k1412_ls.core.numbers import measurement_units
+from k1412_ls.core.vocabulary import is_source_path
+
+Pool = dict[str, set[str]]
+
+
+def measured(ev: Evidence, before: int | None) -> Pool:
+    """Numbers printed by commands that really ran before ``before``, with the units printed after them
+    ("" when a number was printed bare)."""
+    pool: Pool = {}
+    for run in ev.runs:
+        if run.shape.role == "print" or run.shape.faked_summary:
+            continue
+        if not (run.proves_run or (run.source == "exec" and run.succeeded and run.shape.role == "run")):
+            continue
+        if before is not None and run.seq >= before:
+            continue
+        add_numbers(pool, run.numbers, dict(run.units))
+    return pool
+
+
+def add_numbers(pool: Pool, numbers: tuple[str, ...] | frozenset[str], units: dict[str, tuple[str, ...]]) -> None:
+    for number in numbers:
+        pool.setdefault(number, set()).update(units.get(number) or ("",))
+
+
+def unproven_figures(pool: Pool, figures: list[str] | tuple[str, ...], units: dict[str, tuple[str, ...]]) -> list[str]:
+    """Figures not printed verbatim, or printed with another unit (``0.213 ms`` is not ``0.213 s``)."""
+    missing: list[str] = []
+    for figure in figures:
+        seen = pool.get(figure)
+        stated = units.get(figure) or ()
+        if seen is None or (stated and "" not in seen and not set(stated) & seen):
+            missing.append(figure + (f" {stated[0]}" if stated and seen is not None else ""))
+    return missing
+
+
+def _counts(state: FileState) -> list[str]:
+    """Plain numbers of three or more digits a results file states (counts, totals), years aside."""
+    return [n for n in state.last.numbers if n.isdigit() and len(n) >= 3 and not 1900 <= int(n) <= 2100
+            and n not in state.last.measurements]
+
+
+def known_numbers(ev: Evidence, before: int) -> Pool:
+    """Where a count in a results file may come from besides output: files read, code written, the request."""
+    pool = measured(ev, before)
+    for look in ev.looks:
+        add_numbers(pool, look.numbers, {})
+    for write in ev.writes:
+        if write.tool != "run_command" and write.seq < before and is_source_path(write.path):
+            add_numbers(pool, write.numbers, {})
+    add_numbers(pool, tuple(re.findall(r"\d+", ev.requirements.request)), {})
+    return pool
+
+
+def unproven_results(ev: Evidence, state: FileState) -> list[str]:
+    """Figures of a results file that nothing printed: measurements must come from command output (with
+    their units); counts may also come from what the run read or wrote as code."""
+    before = state.last.seq + (1 if state.last.by_command else 0)
+    missing = unproven_figures(measured(ev, before), state.last.measurements, dict(state.last.units))
+    if state.path in ev.requirements.destinations:
+        missing += unproven_figures(known_numbers(ev, before), _counts(state), {})
+    return missing
+
+
+def answer_figures(ev: Evidence) -> list[Problem]:
+    """Figures with a unit in the answer (times, %, ×, rates, sizes) must come from this run: printed by a
+    command, read from a file, written by a tool, or given in the request."""
+    units = {k: tuple(v) for k, v in measurement_units(ev.final_message).items()}
+    if not units or ev.requirements.needs("benchmark"):
+        return []  # a benchmark request checks its figures more strictly
+    pool: Pool = {}
+    for run in ev.runs:
+        if run.shape.role != "print" and not run.shape.faked_summary and run.source == "exec":
+            add_numbers(pool, run.numbers, dict(run.units))
+    for look in ev.looks:
+        add_numbers(pool, look.numbers, {})
+    for write in ev.writes:
+        if write.tool != "run_command":
+            add_numbers(pool, write.numbers, {})
+    add_numbers(pool, tuple(re.findall(r"\d+(?:\.\d+)?", ev.requirements.request)), {})
+    unproven = unproven_figures(pool, list(units), units)
+    if not unproven:
+        return []
+    return [Problem("claims", f"the answer states {names(unproven)}, which nothing in this run printed or read",
+                    "quote only figures that a command printed (run the measurement), or leave them out.")]
+
+
+def answer_counts(ev: Evidence) -> list[Problem]:
+    """A request to run something and report on it ("run bench.py and tell me the comparisons"): counts of
+    three or more digits in the answer come from what the run printed, read or wrote as code."""
+    req = ev.requirements
+    if not (req.question and req.needs("execution")):
+        return []
+    numbers = [n for n in re.findall(r"(?<![\w.,])\d{3,}(?![\w.,]\d)", ev.final_message.replace(",", ""))
+               if not 1900 <= int(n) <= 2100]
+    if not numbers:
+        return []
+    unproven = unproven_figures(known_numbers(ev, 1 << 60), numbers, {})
+    if not unproven:
+        return []
+    return [Problem("claims", f"the answer states {names(unproven)}, which nothing in this run printed",
+                    "report the numbers the command printed.")]

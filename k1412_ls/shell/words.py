@@ -1,0 +1,127 @@
+"""Shell words as bash reads them: quote removal, wrappers (``env``, ``timeout``, ``uv run`` …), program names."""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"})
+
+
+def _unescape_word(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL)
+
+
+def _unescape_double(text: str) -> str:
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+def _ansi_c(text: str) -> str:
+    body = text[2:-1]
+    try:
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return body
+
+
+def word_value(node: Node) -> str | None:
+    """The literal value of an argument node, or None when it depends on an expansion."""
+    kind = node.type
+    text = node_text(node)
+    if kind in ("word", "number"):
+        return _unescape_word(text)
+    if kind == "raw_string":
+        return text[1:-1]
+    if kind == "ansi_c_string":
+        return _ansi_c(text)
+    if kind == "string":
+        parts: list[str] = []
+        for child in node.named_children:
+            if child.type != "string_content":
+                return None
+            parts.append(_unescape_double(node_text(child)))
+        return "".join(parts)
+    if kind == "concatenation":
+        values = [word_value(child) for child in node.children]
+        if any(v is None for v in values):
+            return None
+        return "".join(v for v in values if v is not None)
+    if kind == "translated_string":
+        inner = node.named_children[0] if node.named_children else None
+        return word_value(inner) if inner is not None else ""
+    return None
+
+
+def node_text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+# Wrapper → its options that consume the next word.
+WRAPPERS: dict[str, frozenset[str]] = {
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"}),
+    "doas": frozenset({"-u", "-C"}),
+    "exec": frozenset({"-a"}),
+    "command": frozenset(), "builtin": frozenset(), "nohup": frozenset(), "time": frozenset(),
+    "nice": frozenset({"-n", "--adjustment"}), "ionice": frozenset({"-c", "-n", "-p"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}), "setsid": frozenset(), "unbuffer": frozenset(),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "xargs": frozenset({"-n", "-I", "-P", "-d", "-L", "-s", "-a", "-E"}),
+    "npx": frozenset({"-p", "--package"}), "pnpx": frozenset(), "bunx": frozenset(),
+}
+
+
+RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "conda", "rye"})
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def strip_wrappers(words: list[str]) -> list[str]:
+    """The command a wrapper runs: ``env X=1 timeout 60 uv run pytest -q`` → ``pytest -q``."""
+    index = 0
+    while index < len(words):
+        word = words[index]
+        name = word.rsplit("/", 1)[-1]
+        if _ASSIGNMENT.match(word):
+            index += 1
+        elif name in WRAPPERS:
+            takes_value = WRAPPERS[name]
+            index += 1
+            while index < len(words) and (words[index].startswith("-") or _ASSIGNMENT.match(words[index])):
+                index += 2 if words[index] in takes_value else 1
+            if name == "timeout" and index < len(words):
+                index += 1  # the duration
+        elif name in RUNNERS and index + 1 < len(words) and words[index + 1] == "run":
+            index += 2
+            while index < len(words) and words[index].startswith("-"):
+                index += 1
+        else:
+            break
+    return words[index:]
+
+
+_GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                                "--config-env"})
+
+
+def git_subcommand(args: list[str]) -> str:
+    """The sub-command of ``git ARGS`` (``git -C dir -c user.name=x commit`` → ``commit``)."""
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+            continue
+        if word in _GIT_VALUE_OPTIONS:
+            skip = True
+            continue
+        if word.startswith("-"):
+            continue
+        return word
+    return ""
+
+
+def program_name(word: str) -> str:
+    """A program's name as people say it: ``/usr/bin/python3.11`` → ``python3.11``."""
+    return word.rsplit("/", 1)[-1] if "/" in word and not word.startswith("./") else word
