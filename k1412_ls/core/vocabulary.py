@@ -28,7 +28,7 @@ INTENT_TAGS: frozenset[str] = frozenset({
     "question", "greeting",
 })
 FACET_TAGS: frozenset[str] = frozenset({"analysis", "measurement", "workspace", "multistep", "tests", "build",
-                                       "commit", "deletion", "lint", "change", "rename", "listing"})
+                                       "commit", "deletion", "lint", "change", "rename", "listing", "action"})
 ALL_TAGS: frozenset[str] = INTENT_TAGS | FACET_TAGS
 
 # File kinds shared by target extraction, the intent rules and the evidence rules.
@@ -135,6 +135,10 @@ RULES: tuple[Rule, ...] = (
     _rule("zh.change-verb", "artifact change",
           r"修|改|删|加上|加到|加进|加入|加一个|加一行|加个|加点|升一下|升级|升到|降到|调高|调低|调大|调小|放到|放进|写进|添加|增加|插入|替换|更新|升级|降级|重命名|移动|实现|写入|创建|新建|生成|调整|去掉|去除|移除|补上|"
           r"补充|换成|设为|设置为|设成|改成|改为|变成|清理|整理|格式化|翻译|转换|恢复|还原|合并|拆分|提取|注释掉|取消注释"),
+    # Actions outside the workspace: only a command that really did them can prove them.
+    _rule("en.external", "execution action", r"\b(?:deploy|publish|release|upload|push|install|provision|migrate\s+the\s+"
+          r"database|send|email|notify)\b"),
+    _rule("zh.external", "execution action", r"部署|发布|上线|上传|推送|安装|发送|通知"),
     _rule("en.rename", "rename artifact change", r"\b(?:rename|move|mv)\b"),
     _rule("zh.rename", "rename artifact change", r"重命名|改名|移动到|移到|挪到"),
     _rule("en.tests", "tests",

@@ -69,6 +69,8 @@ _DID_CHANGE = re.compile(r"^\s*(?:i\s+(?:have\s+)?|i've\s+|we\s+|(?:it|this|that
 # "3 tests", "3 个测试", "3 passed": a count of tests the run must have seen.
 _TEST_COUNT = re.compile(r"\b(\d+)\s+(?:unit\s+)?tests?\b(?!\s+(?:file|module)s?)|(\d+)\s*(?:个|条)\s*(?:单元)?(?:测试|用例)"
                          r"|\b(\d+)\s+passed\b", re.IGNORECASE)
+_VALUE_AFTER = re.compile(r"(?:改为|改成|换成|变成|替换为|替换成|升到|指向|\bto|\binto)\s*[`'\"“]?([\w./-]+\.[A-Za-z0-9]+)",
+                          re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[，、：:]|\s(?:but|then|so|while|and\s+then|which|where)\s", re.IGNORECASE)
 
 
@@ -104,7 +106,10 @@ def find_claims(answer: str) -> list[Claim]:
                 continue
             # The files a verb acts on stand in its clause, before or after it ("Fixed calc.py and utils.py",
             # "legacy.py 已经删除"), not in another clause ("已删除 build 目录，ls 确认只剩 main.py").
-            files = extract_targets(clause)
+            # A file after "改为", "换成", "to" is the new value ("已改为 hello.c", "renamed it to b.py"), not
+            # the file that was changed.
+            values = {m.group(1) for m in _VALUE_AFTER.finditer(clause)}
+            files = tuple(f for f in extract_targets(clause) if f not in values)
             claims.extend(Claim(kind, f, sentence) for f in files)
             if kind == "deleted" and not files:
                 claims.extend(Claim("deleted-dir", next(g for g in m.groups() if g), sentence)
@@ -174,8 +179,8 @@ def check_claims(ev: Evidence) -> list[Problem]:
             state = _resolve_claimed(ev, claim.path, claim.kind == "deleted")
             if claim.kind == "deleted":
                 ok = state is not None and not state.present
-            else:
-                ok = (state is not None and state.present) or any(
+            else:  # changed, created, or renamed away: any change of it in this run
+                ok = state is not None or any(
                     same_path(p, claim.path) or p.rsplit("/", 1)[-1] == claim.path for p in ev.skipped)
             if not ok and claim.path in extract_targets(ev.requirements.request) and claim.path in \
                     ev.requirements.inputs:

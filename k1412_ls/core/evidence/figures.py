@@ -9,6 +9,7 @@ also come from files the run read or code it wrote, or from the request.
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 
 from k1412_ls.core.evidence.proof import Evidence, FileState, Problem, names
 from k1412_ls.core.numbers import measurement_units
@@ -37,13 +38,39 @@ def add_numbers(pool: Pool, numbers: tuple[str, ...] | frozenset[str], units: di
         pool.setdefault(number, set()).update(units.get(number) or ("",))
 
 
+_SECONDS = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "ms": Decimal("1e-3"), "s": Decimal(1), "min": Decimal(60),
+            "h": Decimal(3600)}
+
+
+def _converted(pool: Pool, figure: str, stated: tuple[str, ...]) -> bool:
+    """Whether ``figure stated-unit`` is a printed time in another unit, exactly (``250 ms`` = ``0.25 s``)."""
+    try:
+        value = Decimal(figure)
+    except InvalidOperation:
+        return False
+    for unit in stated:
+        if unit not in _SECONDS:
+            continue
+        for number, units in pool.items():
+            for printed in units & _SECONDS.keys():
+                try:
+                    if Decimal(number) * _SECONDS[printed] == value * _SECONDS[unit]:
+                        return True
+                except InvalidOperation:
+                    continue
+    return False
+
+
 def unproven_figures(pool: Pool, figures: list[str] | tuple[str, ...], units: dict[str, tuple[str, ...]]) -> list[str]:
-    """Figures not printed verbatim, or printed with another unit (``0.213 ms`` is not ``0.213 s``)."""
+    """Figures not printed verbatim (or as the same time in another unit), or printed with another unit
+    (``0.213 ms`` is not ``0.213 s``)."""
     missing: list[str] = []
     for figure in figures:
         seen = pool.get(figure)
         stated = units.get(figure) or ()
         if seen is None or (stated and "" not in seen and not set(stated) & seen):
+            if stated and _converted(pool, figure, stated):
+                continue
             missing.append(figure + (f" {stated[0]}" if stated and seen is not None else ""))
     return missing
 
@@ -62,6 +89,8 @@ def known_numbers(ev: Evidence, before: int) -> Pool:
     for write in ev.writes:
         if write.tool != "run_command" and write.seq < before and is_source_path(write.path):
             add_numbers(pool, write.numbers, {})
+    for run in ev.runs:  # a port or size the command itself used ("curl 127.0.0.1:8765")
+        add_numbers(pool, tuple(re.findall(r"\d+(?:\.\d+)?", run.command)), {})
     add_numbers(pool, tuple(re.findall(r"\d+", ev.requirements.request)), {})
     return pool
 

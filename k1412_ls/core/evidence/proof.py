@@ -35,6 +35,7 @@ from k1412_ls.core.evidence.outcomes import BuildOutcome, TestOutcome
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.core.evidence.runners import Suite
 from k1412_ls.core.vocabulary import is_report_path
+from k1412_ls.shell import git_subcommand
 
 MAX_LISTED = 3
 
@@ -100,11 +101,17 @@ _GREPS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git"})
 _NO_LINES = re.compile(r"^-(?:[a-zA-Z]*[clLq][a-zA-Z]*)$|^--(?:count|files-with-matches|files-without-match|quiet|silent)$")
 
 
+_GIT_NO_CONTENT = frozenset({"status", "branch", "rev-parse", "remote", "config", "add", "init", "checkout",
+                             "switch", "stash", "fetch", "tag", "describe", "ls-files", "reset", "restore"})
+
+
 def _shows_no_lines(invocation: Invocation) -> bool:
+    if invocation.program == "git":
+        return git_subcommand(list(invocation.argv[1:])) in _GIT_NO_CONTENT
     return invocation.program in _GREPS and any(_NO_LINES.match(a) for a in invocation.argv[1:])
 
 
-_NO_CONTENT = frozenset({"wc", "file", "find", "fd", "git", "ls", "ll", "dir", "pwd", "cd", "tree", "which", "whereis", "type", "echo", "printf",
+_NO_CONTENT = frozenset({"wc", "file", "find", "fd", "ls", "ll", "dir", "pwd", "cd", "tree", "which", "whereis", "type", "echo", "printf",
                          "true", ":", "date", "whoami", "id", "uname", "hostname", "env", "printenv", "sleep",
                          "export", "set", "mkdir", "touch", "du", "df", "stat", "realpath", "readlink",
                          "basename", "dirname", "nproc", "free", "locale", "test", "[", "[["})

@@ -40,7 +40,7 @@ EVIDENCE_KINDS: tuple[str, ...] = ("artifact", "source", "execution", "tests", "
 TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(?:test|spec)\.[a-z]+)$")
 # Words before a named file that make it material the request works from, not a file to change.
 _INPUT_BEFORE = re.compile(
-    r"(?:\bfor|\bfrom|\bof|\busing|\bbased\s+on|\bagainst|\bcovering|\bread(?:ing|s)?|\bparse|\bparsing|\bcount"
+    r"(?:\bfor|\bfrom|\busing|\bbased\s+on|\bagainst|\bcovering|\bread(?:ing|s)?|\bparse|\bparsing|\bcount"
     r"|\bload|\bloads|\bloading|\bprocess(?:es|ing)?|\banaly[sz]e|\bsummari[sz]e|根据|针对|读取|基于|统计|处理|解析|分析|"
     r"读|扫描|遍历|加载|从)\s*(?:the\s+)?(?:functions?\s+in\s+|code\s+in\s+|module\s+|file\s+|data\s+in\s+|words\s+in\s+"
     r"|lines\s+in\s+)?`?$", re.IGNORECASE)
@@ -134,7 +134,7 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     report_only = "report" in tags and not tags & {"source", "commit", "deletion", "rename"} and all(
         is_report_path(t) for t in targets) and not _FIXING.search(request)
     question = asks_question(request, tags) or report_only or not tags & {"change", "artifact", "source", "commit",
-                                                                          "deletion"}
+                                                                          "deletion", "action"}
     if question and "report" in tags:
         tags = tags - {"change"}
     if not question and tags & {"artifact", "change"}:
