@@ -128,14 +128,22 @@ def answer_figures(ev: Evidence) -> list[Problem]:
                     "quote only figures that a command printed (run the measurement), or leave them out.")]
 
 
+COUNTING = re.compile(r"\bhow\s+(?:many|much|big|large|long)\b|\bnumber\s+of\b|\bcount\b|\btotal\b|\bsum\b|多少|几个|"
+                      r"几行|几条|数量|总和|总数|合计|有多大", re.IGNORECASE)
+
+
 def answer_counts(ev: Evidence) -> list[Problem]:
-    """A request to run something and report on it ("run bench.py and tell me the comparisons"): counts of
-    three or more digits in the answer come from what the run printed, read or wrote as code."""
+    """Counts in the answer to a find-out request come from what the run printed, read or wrote as code:
+    numbers of three or more digits when it ran something ("run bench.py and tell me the comparisons"),
+    and of two or more when it asks how many ("how many lines does app.py have?")."""
     req = ev.requirements
-    if not (req.question and req.needs("execution")):
+    counting = req.question and bool(COUNTING.search(req.request))
+    if not (req.question and (req.needs("execution") or counting)):
         return []
-    numbers = [n for n in re.findall(r"(?<![\w.,])\d{3,}(?![\w.,]\d)", ev.final_message.replace(",", ""))
-               if not 1900 <= int(n) <= 2100]
+    digits = 2 if counting else 3
+    text = ev.final_message.replace(",", "")
+    pattern = r"(?<![\w.,])\d{" + str(digits) + r",}(?![\w.,]\d)"
+    numbers = [n for n in re.findall(pattern, text) if not 1900 <= int(n) <= 2100]
     if not numbers:
         return []
     unproven = unproven_figures(known_numbers(ev, 1 << 60), numbers, {})

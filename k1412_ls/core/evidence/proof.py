@@ -235,7 +235,7 @@ def looked_at(ev: Evidence, target: str) -> bool:
 
 def read_anything(ev: Evidence) -> bool:
     return any(look.kind == "read" or look.tool in ("search_files", "git_diff") for look in ev.looks) or any(
-        reads_content(run) and (run.shape.mentions or run.proves_run) for run in ev.runs)
+        reads_content(run) for run in ev.runs)
 
 
 def code_files(ev: Evidence) -> dict[str, FileState]:

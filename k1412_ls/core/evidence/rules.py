@@ -12,6 +12,7 @@ import re
 
 from k1412_ls.core.evidence.claims import check_claims
 from k1412_ls.core.evidence.figures import (
+    COUNTING,
     measured,
     unproven_figures,
     unproven_results,
@@ -355,10 +356,6 @@ _SAYS_MISSING = re.compile(r"\b(?:does\s+not\s+exist|doesn't\s+exist|not\s+found
                            r"there\s+is\s+no)\b|不存在|找不到|没有这个文件|没有找到", re.IGNORECASE)
 
 
-_COUNTING = re.compile(r"\bhow\s+(?:many|much|big|large)\b|\bnumber\s+of\b|\bcount\b|多少|几个|几行|几条|数量|有多大",
-                       re.IGNORECASE)
-
-
 def check_inspection(ev: Evidence) -> list[Problem]:
     """Rule ``inspection``: the answer rests on content read in this run (of the named files, if any)."""
     req = ev.requirements
@@ -367,7 +364,7 @@ def check_inspection(ev: Evidence) -> list[Problem]:
         unread = [t for t in targets if not looked_at(ev, t)]
         if len(unread) < len(targets):
             return []
-        if _COUNTING.search(req.request) and any(r.succeeded and r.shape.role == "probe" and any(
+        if COUNTING.search(req.request) and any(r.succeeded and r.shape.role == "probe" and any(
                 touches(r, t) or covers(t, m) for t in targets for m in r.shape.mentions) for r in ev.runs):
             return []  # a count of what it names (wc -l, grep -c, ls | wc) answers "how many"
         absent = [t for t in targets if t not in req.existing]
@@ -380,7 +377,7 @@ def check_inspection(ev: Evidence) -> list[Problem]:
         return []
     listed = any(look.kind == "inspect" for look in ev.looks) or any(
         r.succeeded and r.shape.role == "probe" and not r.shape.faked_summary for r in ev.runs)
-    if listed and ("listing" in req.tags or _COUNTING.search(req.request)):
+    if listed and ("listing" in req.tags or COUNTING.search(req.request)):
         return []  # "list the files", "how many lines?": a listing or a count is the answer
     return [Problem("inspection", "nothing in the workspace was read in this run (a listing shows no content)",
                     "read the relevant code with read_file or search_files before answering.")]
