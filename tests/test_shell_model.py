@@ -149,3 +149,15 @@ def test_cd_rebases_the_suite() -> None:
     suite = shape.tests[0].suite
     assert suite is not None and shape.tests[0].cwd == "pkg_b"
     assert not suite.rebased("pkg_b").whole and suite.rebased("tests").whole
+
+
+@pytest.mark.parametrize(("command", "faked"), [
+    ("pytest -q; echo \"exit=$?\"", False),
+    ("pytest -q && echo done", False),
+    ("echo '5 passed in 0.1s'; pytest -q", True),
+    ("S='3 passed'; echo $S; pytest -q", True),
+    ("echo \"$(python3 fake.py)\"; pytest -q", True),
+    ("printf 'Ran 3 tests\\n\\nOK\\n'", True),
+])
+def test_lines_that_print_their_own_summaries_prove_no_tests(command: str, faked: bool) -> None:
+    assert command_shape(command).faked_summary is faked

@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -441,13 +440,6 @@ def _parse(command: str, nesting: int) -> ShellLine:
     walker.sequence(list(root.children), True)
     parsed = walker.clean and not root.has_error
     return ShellLine(command, tuple(walker.commands), parsed, walker.tampered, tuple(walker.assignments))
-
-
-def describe(line: ShellLine) -> dict[str, Any]:
-    """A JSON-friendly view, for debugging and tests."""
-    return {"parsed": line.parsed, "tampered": line.tampered,
-            "commands": [{"words": list(c.words), "reaches": c.reaches, "stdin": c.stdin,
-                          "nesting": c.nesting} for c in line.commands]}
 
 
 _ATOMS = frozenset({"string", "raw_string", "ansi_c_string", "heredoc_body", "word", "number", "concatenation",

@@ -78,6 +78,7 @@ COMPILERS = frozenset({"gcc", "g++", "cc", "c++", "clang", "clang++", "tcc", "ja
                        "nvcc", "zig"})
 C_SOURCES = re.compile(r"\.(?:c|cc|cpp|cxx|c\+\+|m|mm|java|rs|ts|tsx|f90|f|cu|zig|s|S)$")
 MAKE_TEST_TARGETS = frozenset({"test", "tests", "check", "ci"})
+UNKNOWN_PRINTED = "\0unknown"  # a printed expansion whose text cannot be known before the line runs
 _VERSIONED = re.compile(r"^(python|pypy|ruby|perl|php|node)[0-9.]*$")
 TEST_FILE = re.compile(r"(?:^|/)(?:(?:test_[^/]*|[^/]*_test|[^/]*\.test|[^/]*\.spec|tests?)\.(?:py|js|mjs|cjs|ts)"
                        r"|test_[^/.]*|[^/.]*_test|tests?)$")
@@ -134,8 +135,8 @@ class CommandShape:
 
     @property
     def faked_summary(self) -> bool:
-        """Whether text the line prints verbatim looks like a test summary (its summaries prove nothing)."""
-        return any(LOOKS_LIKE_SUMMARY.search(text) for text in self.literals)
+        """Whether text the line prints itself could be a test summary (then its summaries prove nothing)."""
+        return any(text == UNKNOWN_PRINTED or LOOKS_LIKE_SUMMARY.search(text) for text in self.literals)
 
     @property
     def trusted_status(self) -> bool:
@@ -384,8 +385,17 @@ def _script(args: list[str]) -> str | None:
     return None
 
 
-def _literals(simple: Simple, invocation: Invocation) -> list[str]:
+_SUBSTITUTION = re.compile(r"\$\(|`")
+
+
+def _literals(simple: Simple, invocation: Invocation, assigned: tuple[str, ...]) -> list[str]:
+    """Texts a printing command prints verbatim; a printed expansion of something the line computed or
+    assigned (``echo "$(python3 fake.py)"``, ``S='3 passed'; echo $S``) counts as unknown text."""
     texts: list[str] = []
+    if invocation.role == "print" and simple.dynamic:
+        names = re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", simple.text)
+        if _SUBSTITUTION.search(simple.text) or set(names) & set(assigned):
+            texts.append(UNKNOWN_PRINTED)
     if invocation.role == "print":
         texts.extend(w for w in invocation.argv[1:] if w)
         if simple.heredoc:
@@ -423,7 +433,7 @@ def _shape(command: str) -> CommandShape:
             target = invocation.argv[1]
             cwd = target if target.startswith("/") else posixpath.normpath(posixpath.join(cwd, target))
         invocations.append(invocation)
-        literals.extend(_literals(simple, invocation))
+        literals.extend(_literals(simple, invocation, line.assignments))
         mentions.update(w.removeprefix("./") for w in simple.argv if ("." in w or "/" in w) and " " not in w)
         writes.extend(simple.writes_to)
     mentions.update(w.removeprefix("./") for w in writes)
