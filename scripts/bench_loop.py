@@ -89,6 +89,8 @@ async def measure(history_len: int, iterations: int, workdir: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--no-commands", action="store_true",
+                        help="skip the per-command cost of status observation and change tracking")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         results = {n: asyncio.run(measure(n, args.iterations, Path(tmp))) for n in (10, 100, 1000)}
@@ -97,6 +99,13 @@ def main() -> None:
         print(f"  {n:>5} messages of history: {ms:6.3f} ms/iteration")
     print(f"  ratio 1000 vs 10 messages: {results[1000] / results[10]:.2f}x; target <= 2 ms at 1000: "
           f"{'met' if results[1000] <= 2.0 else 'NOT met'}")
+    if not args.no_commands:
+        # The evidence machinery each run_command adds (scripts/bench_observation.py, 5,000 files).
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_observation import main as bench_observation
+
+        print()
+        bench_observation(["5000", "20"])
 
 
 if __name__ == "__main__":
