@@ -1,6 +1,6 @@
 """Play every gate-suite trajectory and print a confusion matrix per author group.
 
-Usage: python scripts/gate_confusion.py [--json] [--group own|independent|independent-round2|independent-round3]
+Usage: python scripts/gate_confusion.py [--json] [--group own|independent|independent-roundN]
 
 Groups: ``own`` (``tests/gate_suite/cases_own_*``, written by the rule
 authors' side) and ``independent`` (``cases_independent*``, written by an
@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     only = argv[argv.index("--group") + 1] if "--group" in argv else None
     report: dict[str, dict[str, object]] = {}
     for module, cases in load_cases().items():
-        if "round2" in module or "round3" in module:
+        if "round" in module:
             group = f"independent-{module.rsplit('_', 1)[-1]}"  # written blind after the rules; held out
         elif "independent" in module:
             group = "independent"

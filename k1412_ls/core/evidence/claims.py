@@ -48,7 +48,7 @@ _COMMITTED = re.compile(r"\b(?:committed|created\s+a\s+commit|made\s+a\s+commit)
 _CHANGED = re.compile(r"\b(?:fixed|updated|changed|modified|edited|created|added|wrote|written|renamed|inserted|"
                       r"bumped|patched|rewrote|rewritten|replaced|refactored|implemented|corrected|saved)\b"
                       r"|修复了?|修改了?|更新了?|创建了?|添加了?|写入了?|插入了?|改成了?|改为|改好了?|替换了?|重构了?|实现了?|保存|加入了?|加了|"
-                      r"加上了?|新增了?|重命名|升级了?|修正了?|升到|改到|调到|换成|变成|改好",
+                      r"加上了?|新增了?|重命名|升级了?|修正了?|升到|升至|改到|改至|调到|换成|变成|改好|更新至|调整为",
                       re.IGNORECASE)
 _DELETED = re.compile(r"\b(?:deleted|removed|erased|got\s+rid\s+of|cleaned\s+up|wiped)\b|删除了?|删掉了?|移除了?|去掉了?|"
                       r"清理掉了?|清理了|清除了?|清空了?", re.IGNORECASE)
@@ -63,7 +63,7 @@ _NOT_NEGATIONS = re.compile(r"\bno\s+(?:problems?|issues?|errors?|warnings?|fail
 # A change claimed in the first person or the perfect, with no file named ("Updated the footer", "已修改").
 _DID_CHANGE = re.compile(r"^\s*(?:i\s+(?:have\s+)?|i've\s+|we\s+|(?:it|this|that)\s+(?:is|was|has\s+been)\s+)?"
                          r"(?:fixed|updated|changed|modified|edited|bumped|patched|renamed|replaced|corrected|"
-                         r"inserted|added)\b|已经?(?:修复|修改|更新|改|升|替换|添加|加|重命名|删除)|(?:改|升|换|修)(?:好|完)了|升到|改为|改成|换成|"
+                         r"inserted|added)\b|已经?(?:修复|修改|更新|改|升|替换|添加|加|重命名|删除)|(?:改|升|换|修)(?:好|完)了|升到|升至|改为|改成|改至|换成|更新至|调整为|"
                          r"已[^，。；]{0,12}(?:升到|改为|改成|换成|加入|加上|添加)",
                          re.IGNORECASE)
 # "3 tests", "3 个测试", "3 passed": a count of tests the run must have seen.

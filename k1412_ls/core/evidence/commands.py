@@ -212,6 +212,21 @@ def _inline_program(program: str, args: list[str], simple: Simple) -> tuple[str,
     return None
 
 
+@lru_cache(maxsize=256)
+def python_exercises(code: str) -> bool:
+    """Whether a Python program calls something besides printing, or asserts (an import alone checks nothing)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return True  # unknown: let its status speak
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):
+            return True
+        if isinstance(node, ast.Call) and _call_name(node.func) not in _PRINT_CALLS:
+            return True
+    return False
+
+
 def _prints_only(language: str, code: str) -> bool:
     if not code.strip():
         return False
@@ -304,7 +319,11 @@ def classify(simple: Simple) -> Invocation:
             language, code = inline
             if _prints_only(language, code):
                 return make("print")
+            if language.startswith(("python", "pypy")) and code.strip() and not python_exercises(code):
+                return make("probe")  # imports and prints names: it never runs the code it names
             return make("inline", {f"inline:{program}"})
+        if program in ("node", "nodejs") and any(a in ("--check", "-c") for a in rest):
+            return make("probe")  # a syntax check runs nothing
         if program == "node" and "--test" in rest:
             return make("test", {"prog:node --test"}, suite=_test_suite("node", rest))
         script = _script(rest)

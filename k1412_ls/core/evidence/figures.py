@@ -38,6 +38,7 @@ def add_numbers(pool: Pool, numbers: tuple[str, ...] | frozenset[str], units: di
         pool.setdefault(number, set()).update(units.get(number) or ("",))
 
 
+_SIZE = re.compile(r"^(?:[KMGT]i?B(?:/s)?|B|bytes?)$")
 _SECONDS = {"ns": Decimal("1e-9"), "us": Decimal("1e-6"), "ms": Decimal("1e-3"), "s": Decimal(1), "min": Decimal(60),
             "h": Decimal(3600)}
 
@@ -68,7 +69,9 @@ def unproven_figures(pool: Pool, figures: list[str] | tuple[str, ...], units: di
     for figure in figures:
         seen = pool.get(figure)
         stated = units.get(figure) or ()
-        if seen is None or (stated and "" not in seen and not set(stated) & seen):
+        # A size needs its unit printed too: a bare "27" from `wc -c` is 27 bytes, not 27 KB.
+        strict = any(_SIZE.match(u) for u in stated)
+        if seen is None or (stated and ("" not in seen or strict) and not set(stated) & seen):
             if stated and _converted(pool, figure, stated):
                 continue
             missing.append(figure + (f" {stated[0]}" if stated and seen is not None else ""))
@@ -89,7 +92,10 @@ def known_numbers(ev: Evidence, before: int) -> Pool:
     for write in ev.writes:
         if write.tool != "run_command" and write.seq < before and is_source_path(write.path):
             add_numbers(pool, write.numbers, {})
-    for run in ev.runs:  # a port or size the command itself used ("curl 127.0.0.1:8765")
+    for run in ev.runs:
+        # A count a look printed (wc -l, pytest --co), and a port or size the command itself used.
+        if run.succeeded and run.shape.role != "print" and not run.shape.faked_summary and run.seq < before:
+            add_numbers(pool, run.numbers, {})
         add_numbers(pool, tuple(re.findall(r"\d+(?:\.\d+)?", run.command)), {})
     add_numbers(pool, tuple(re.findall(r"\d+", ev.requirements.request)), {})
     return pool
@@ -128,8 +134,11 @@ def answer_figures(ev: Evidence) -> list[Problem]:
                     "quote only figures that a command printed (run the measurement), or leave them out.")]
 
 
-COUNTING = re.compile(r"\bhow\s+(?:many|much|big|large|long)\b|\bnumber\s+of\b|\bcount\b|\btotal\b|\bsum\b|多少|几个|"
-                      r"几行|几条|数量|总和|总数|合计|有多大", re.IGNORECASE)
+# "How many …?": a count (wc -l, grep -c, ls | wc) is a fair answer, and the answer's numbers must be counts
+# the run saw. TOTALS asks for a computed figure, whose numbers must also have been printed.
+COUNTING = re.compile(r"\bhow\s+(?:many|much|big|large|long)\b|\bnumber\s+of\b|多少|几个|几行|几条|数量|有多大",
+                      re.IGNORECASE)
+TOTALS = re.compile(r"\btotal\b|\bsum\b|\baverage\b|\bmean\b|总和|总数|合计|平均", re.IGNORECASE)
 
 
 def answer_counts(ev: Evidence) -> list[Problem]:
@@ -137,11 +146,17 @@ def answer_counts(ev: Evidence) -> list[Problem]:
     numbers of three or more digits when it ran something ("run bench.py and tell me the comparisons"),
     and of two or more when it asks how many ("how many lines does app.py have?")."""
     req = ev.requirements
-    counting = req.question and bool(COUNTING.search(req.request))
+    counting = req.question and bool(COUNTING.search(req.request) or TOTALS.search(req.request))
     if not (req.question and (req.needs("execution") or counting)):
         return []
     digits = 2 if counting else 3
     text = ev.final_message.replace(",", "")
+    if counting and COUNTING.search(req.request):
+        small = [n for n in re.findall(r"(?<![\w.,])\d+(?![\w.,]\d)", text) if not 1900 <= int(n) <= 2100]
+        pool = known_numbers(ev, 1 << 60)
+        if small and not any(n in pool for n in small):
+            return [Problem("claims", f"the answer counts {names(small)}, but the run never saw that count",
+                            "report the count the command printed.")]
     pattern = r"(?<![\w.,])\d{" + str(digits) + r",}(?![\w.,]\d)"
     numbers = [n for n in re.findall(pattern, text) if not 1900 <= int(n) <= 2100]
     if not numbers:

@@ -131,15 +131,17 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     named = extract_targets(request)
     targets, existing = _resolved(named, resolve, recorded)
     # Asking to find out (run, check, answer, report) rather than to change: failures found are findings.
-    report_only = "report" in tags and not tags & {"source", "commit", "deletion", "rename"} and all(
+    destinations = _destinations(request, named, targets)
+    report_only = ("report" in tags or bool(destinations)) and not tags & {"source", "commit", "deletion", "rename",
+                                                                         "action"} and all(
         is_report_path(t) for t in targets) and not _FIXING.search(request)
     question = asks_question(request, tags) or report_only or not tags & {"change", "artifact", "source", "commit",
                                                                           "deletion", "action"}
-    if question and "report" in tags:
+    if question and ("report" in tags or destinations):
         tags = tags - {"change"}
     if not question and tags & {"artifact", "change"}:
         need("artifact", "need.artifact")
-    elif "report" in tags:
+    elif "report" in tags or (question and destinations):
         need("artifact", "need.report")
     if "source" in tags:
         need("source", "need.source")
@@ -155,7 +157,6 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
         kinds.discard("execution")
     if "deletion" in tags and not question:
         need("deletion", "need.deletion")
-    destinations = _destinations(request, named, targets)
     if "report" in tags or (destinations and tags & {"execution", "measurement"}):
         need("report", "need.report")
     if "measurement" in tags:
@@ -191,8 +192,10 @@ def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]
 # "Don't change any code", "先不要改代码", "without touching tests": words that forbid, not ask.
 _PROHIBITION = re.compile(
     r"\b(?:do\s+not|don't|dont|never|without|no\s+need\s+to|not\s+to)\s+(?:\w+\s+){0,2}?(?:change|modify|edit|touch|"
-    r"fix|update|rewrite|delete|remove|add|create|write|commit)\w*(?:\s+(?:any|the|a|anything|it|them)?\s*\w+)?"
-    r"|(?:不要|别|不用|无需|不必|勿|禁止|不许|不能)\s*(?:先)?(?:修改|改动|改|动|修|删除|删|添加|加|提交|写)[^，。,.;；！!]{0,12}",
+    r"fix|update|rewrite|delete|remove|add|create|write|commit|run|execute)\w*(?:\s+(?:any|the|a|anything|it|them)?"
+    r"\s*\w+)?"
+    r"|(?:不要|别|不用|无需|不必|勿|禁止|不许|不能)\s*(?:先)?(?:修改|改动|改|动|修|删除|删|添加|加|提交|写|运行|执行|跑)"
+    r"[^，。,.;；！!]{0,12}",
     re.IGNORECASE)
 _CODE_REF = re.compile(r"`[^`]+`|\b[A-Za-z_][A-Za-z0-9_]*\(\)")
 _FIXING = re.compile(r"\b(?:fix|bug|repair|broken)|修复|修一下|修好|改好|错误", re.IGNORECASE)
