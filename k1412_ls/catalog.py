@@ -1,4 +1,4 @@
-"""The full tool catalogue (SPEC §6), assembled from every tool module."""
+"""The full tool catalogue, assembled from every tool module."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``k1412`` command line (SPEC §12): a thin adapter over the core runtime."""
+"""The ``k1412`` command line: a thin adapter over the core runtime."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Configuration: one fully defaulted pydantic tree, loaded once from TOML.
 
-Search order (SPEC §5): ``--config FILE``, ``$K1412_CONFIG``,
+Search order: ``--config FILE``, ``$K1412_CONFIG``,
 ``<workspace>/.k1412/config.toml``, ``$XDG_CONFIG_HOME/k1412/config.toml``;
 built-in defaults otherwise. A file can add or override providers and models.
 """

@@ -11,7 +11,7 @@ class ConfigError(Exception):
 
 
 def find_config_file(explicit: str | None, workspace: Path | None) -> Path | None:
-    """Return the first configuration file of the SPEC §5 search order, if any."""
+    """Return the first configuration file of the configuration search order, if any."""
     if explicit:
         path = Path(explicit).expanduser()
         if not path.is_file():

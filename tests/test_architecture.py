@@ -1,4 +1,4 @@
-"""The dependency rules of DESIGN.md, enforced."""
+"""The layering rules, enforced."""
 
 from __future__ import annotations
 

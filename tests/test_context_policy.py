@@ -1,4 +1,4 @@
-"""ContextPolicy recent-visible-v1: one test per step of SPEC §4."""
+"""ContextPolicy recent-visible-v1: one test per step of the policy."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Security cases for the file side of the gateway (shared/notes/security.md, "Files"): escapes.
+"""Security cases for the file side of the gateway: escapes.
 
 Each case asserts: nothing escaped the workspace, nothing was lost, and the
 model got one sentence (no newline, ends with '.'). The ``layout`` fixture is in

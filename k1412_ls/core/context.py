@@ -1,4 +1,4 @@
-"""Context policy ``recent-visible-v1`` (SPEC §4): what the model sees at the start of a run."""
+"""Context policy ``recent-visible-v1``: what the model sees at the start of a run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Delegation (SPEC §10): ``spawn_agent`` runs a bounded sub-agent in-process.
+"""Delegation: ``spawn_agent`` runs a bounded sub-agent in-process.
 
 A sub-agent gets a role and an exact task, at most 8 iterations, no
 delegation tool, and read-only tools unless ``write`` is true. Its events

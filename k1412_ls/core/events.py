@@ -1,4 +1,4 @@
-"""Run events (SPEC §3): one typed model, one thread-safe bus, pluggable sinks.
+"""Run events: one typed model, one thread-safe bus, pluggable sinks.
 
 The bus assigns ``seq`` (1, 2, 3 … per root run, shared with sub-agents),
 redacts every payload in one place, and fans each event out to its sinks in
@@ -48,7 +48,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
 
 
 class Event(BaseModel):
-    """One run event, exactly the SPEC §3 shape."""
+    """One run event, exactly the documented event shape."""
 
     model_config = ConfigDict(extra="forbid")
 

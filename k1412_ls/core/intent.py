@@ -1,4 +1,4 @@
-"""Intent-based tool selection (SPEC §6): tag a request, then offer the tools it needs.
+"""Intent-based tool selection: tag a request, then offer the tools it needs.
 
 Routing, not permission: the gateway enforces everything; this only keeps
 the catalogue small so a model chooses better. The tags come from the named

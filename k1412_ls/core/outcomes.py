@@ -1,4 +1,4 @@
-"""How a run ends: the result object (SPEC §2) and the exceptions that carry each ending."""
+"""How a run ends: the result object and the exceptions that carry each ending."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Scheduler ``safe-parallel-v1`` (SPEC §7).
+"""Scheduler ``safe-parallel-v1``.
 
 At most ``max_calls`` calls of one response run; the rest are answered with
 an error and one ``tool.batch_limited`` event. The remaining calls are split

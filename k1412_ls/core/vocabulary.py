@@ -6,7 +6,7 @@ One table serves two readers: the intent classifier (which tools to offer,
 one regular expression, so a decision can always be explained by the rules
 that fired.
 
-Intent tags (SPEC §6 plus two): ``artifact``, ``execution``, ``source``,
+Intent tags: ``artifact``, ``execution``, ``source``,
 ``report``, ``comparison``, ``process``, ``git``, ``memory``, ``delegation``,
 ``question``, ``greeting``.
 

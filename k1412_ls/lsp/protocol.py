@@ -1,6 +1,6 @@
 """The JSON-RPC layer, hardened: every request id gets exactly one sanitized reply.
 
-pygls 2.1.1 leaves gaps we close here (see notes/security.md):
+pygls 2.1.1 leaves gaps we close here:
 
 - a request whose params do not match the LSP types gets no reply at all
   (the error is raised while decoding) — we answer InvalidParams;

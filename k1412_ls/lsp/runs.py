@@ -83,7 +83,7 @@ class RunService:
             return None
 
     def config_candidates(self) -> list[Path]:
-        """Every file that could become the configuration (SPEC §5 order), existing or not."""
+        """Every file that could become the configuration (in search order), existing or not."""
         import os
 
         root = self._root_or_none()

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from k1412_ls.shell.words import SHELLS, node_text, strip_wrappers, word_value
+from k1412_ls.shell.words import SHELLS, inline_script, is_statement, node_text, strip_wrappers, word_value
 
 _STATEMENT_SEPARATORS = frozenset({";", "&", "\n", ";;"})
 _ERREXIT = re.compile(r"^-[a-zA-Z]*e[a-zA-Z]*$")
@@ -177,7 +177,7 @@ class _Walker:
         elif kind in ("while_statement", "until_statement", "for_statement", "c_style_for_statement",
                       "case_statement", "select_statement"):
             for child in node.named_children:
-                self.statement(child, False) if _is_statement(child) else self.expressions(child)
+                self.statement(child, False) if is_statement(child) else self.expressions(child)
         elif kind == "case_item":
             self.sequence(list(node.children), False)
         elif kind == "function_definition":
@@ -204,7 +204,7 @@ class _Walker:
         elif kind == "test_command":
             self.expressions(node)
             self.commands.append(Simple(("[[",), node_text(node), reaches, stdin, nesting=self.nesting))
-        elif _is_statement(node):
+        elif is_statement(node):
             self.expressions(node)
         else:
             self.expressions(node)
@@ -274,7 +274,7 @@ class _Walker:
             for child in redirect.named_children:
                 if child.type in ("file_redirect", "herestring_redirect"):
                     self.redirect(child, found)
-                elif _is_statement(child):
+                elif is_statement(child):
                     self.statement(child, False)
             return True
         if redirect.type == "herestring_redirect":
@@ -360,7 +360,7 @@ class _Walker:
         elif program == "set" and any(a == "+o" for a in argv[1:]) and "pipefail" in argv:
             self.taint("the line turns pipefail off (set +o pipefail), hiding failures inside pipelines")
         if program in SHELLS or program == "eval":
-            script = _inline_script(argv) if program in SHELLS else " ".join(argv[1:])
+            script = inline_script(argv) if program in SHELLS else " ".join(argv[1:])
             if script is not None and self.nesting < MAX_NESTING:
                 inner = parse_line(script, nesting=self.nesting + 1)
                 if not inner.parsed:
@@ -392,30 +392,6 @@ def _declaration_words(node: Node) -> list[str | None]:
         else:
             words.append(word_value(child))
     return words
-
-
-_STATEMENT_TYPES = frozenset({
-    "command", "list", "pipeline", "subshell", "compound_statement", "redirected_statement", "if_statement",
-    "while_statement", "until_statement", "for_statement", "c_style_for_statement", "case_statement",
-    "function_definition", "negated_command", "variable_assignment", "variable_assignments", "declaration_command",
-    "unset_command", "test_command", "do_group", "case_item", "select_statement",
-})
-
-
-def _is_statement(node: Node) -> bool:
-    return node.type in _STATEMENT_TYPES
-
-
-def _inline_script(argv: list[str]) -> str | None:
-    """The ``-c`` script of a shell invocation (``bash -c 'x'``, ``bash -lc 'x'``), if any."""
-    for index, word in enumerate(argv[1:], start=1):
-        if word == "--":
-            return None
-        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-            return argv[index + 1] if index + 1 < len(argv) else None
-        if not word.startswith(("-", "+")):
-            return None
-    return None
 
 
 MAX_CACHED_CHARS = 16_384

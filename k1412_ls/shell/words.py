@@ -125,3 +125,27 @@ def git_subcommand(args: list[str]) -> str:
 def program_name(word: str) -> str:
     """A program's name as people say it: ``/usr/bin/python3.11`` → ``python3.11``."""
     return word.rsplit("/", 1)[-1] if "/" in word and not word.startswith("./") else word
+
+
+STATEMENT_TYPES = frozenset({
+    "command", "list", "pipeline", "subshell", "compound_statement", "redirected_statement", "if_statement",
+    "while_statement", "until_statement", "for_statement", "c_style_for_statement", "case_statement",
+    "function_definition", "negated_command", "variable_assignment", "variable_assignments", "declaration_command",
+    "unset_command", "test_command", "do_group", "case_item", "select_statement",
+})
+
+
+def is_statement(node: Node) -> bool:
+    return node.type in STATEMENT_TYPES
+
+
+def inline_script(argv: list[str]) -> str | None:
+    """The ``-c`` script of a shell invocation (``bash -c 'x'``, ``bash -lc 'x'``), if any."""
+    for index, word in enumerate(argv[1:], start=1):
+        if word == "--":
+            return None
+        if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
+            return argv[index + 1] if index + 1 < len(argv) else None
+        if not word.startswith(("-", "+")):
+            return None
+    return None

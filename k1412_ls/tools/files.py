@@ -1,4 +1,4 @@
-"""File tools: stat_path, list_files, read_file, write_file (SPEC §6, §8).
+"""File tools: stat_path, list_files, read_file, write_file.
 
 Every path goes through :meth:`Workspace.resolve`; reads go through the
 document store (open editor buffers are the truth) and are remembered so a

@@ -1,7 +1,7 @@
 """Process-wide per-user write locks.
 
 Workspace writes of one user are serialized across every concurrent run,
-LSP request and CLI call in this process (SPEC §8). Runs should set
+LSP request and CLI call in this process. Runs should set
 ``ToolContext.write_lock = user_write_lock(user)``; writing tools use
 :func:`write_guard`, which also takes the user's lock when a context carries
 a private one, always in the same order (user lock first) so two guards can

@@ -1,4 +1,4 @@
-"""patch_file: exact-text edits or a unified diff applied to one file (SPEC §6).
+"""patch_file: exact-text edits or a unified diff applied to one file.
 
 All edits (or hunks) are applied in memory to the file's LF text first; the
 file is written once, only when every one of them applied, so a failing call

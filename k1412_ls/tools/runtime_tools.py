@@ -1,4 +1,4 @@
-"""Runtime state tools: ``update_plan``, ``remember``, ``recall``, ``forget`` (SPEC §6).
+"""Runtime state tools: ``update_plan``, ``remember``, ``recall``, ``forget``.
 
 Handlers reach the shared :class:`~k1412_ls.state.store.StateStore` through
 ``ctx.service("state")`` and act for ``ctx.user`` only, so one user can never

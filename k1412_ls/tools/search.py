@@ -1,4 +1,4 @@
-"""search_files: literal or regex search over workspace text files (SPEC §6).
+"""search_files: literal or regex search over workspace text files.
 
 ripgrep is used when installed; otherwise a pure-Python walker gives the
 same results: matches sorted by path (component by component, like

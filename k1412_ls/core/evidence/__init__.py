@@ -1,4 +1,4 @@
-"""The evidence gate (SPEC §9): requirements from the request, a ledger of tool events, a verdict."""
+"""The evidence gate (docs/evidence.md): requirements from the request, a ledger of tool events, a verdict."""
 
 from k1412_ls.core.evidence.gate import CompletionGate, Verdict
 from k1412_ls.core.evidence.ledger import EvidenceLedger

@@ -1,4 +1,4 @@
-"""The completion gate (SPEC §9): may this run say ``completed``?
+"""The completion gate (docs/evidence.md): may this run say ``completed``?
 
 ``CompletionGate.check`` runs when the model answers without tool calls;
 ``CompletionGate.state`` can run at every step (LSP progress, events) and
@@ -40,7 +40,7 @@ class Verdict:
         return [kind for kind in self.required if kind not in self.satisfied]
 
     def as_state(self) -> dict[str, list[str]]:
-        """The ``evidence`` object of the run result (SPEC §2)."""
+        """The ``evidence`` object of the run result."""
         return {"required": list(self.required), "satisfied": list(self.satisfied), "missing": list(self.missing)}
 
 

@@ -1,6 +1,6 @@
 """The evidence ledger: what successful tool events of this run prove, and in which order.
 
-The ledger reads only ``tool.completed`` events (SPEC §3) and their
+The ledger reads only ``tool.completed`` events and their
 ``facts`` (``k1412_ls.tools.facts``), so a live run and a replay of its log
 judge exactly the same thing. Events of every depth count: work a sub-agent
 did is work done in this run. Order is the event ``seq``, never arrival

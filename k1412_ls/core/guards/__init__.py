@@ -1,4 +1,4 @@
-"""Defensive normalization and retry guards (SPEC §8).
+"""Defensive normalization and retry guards.
 
 - :func:`normalize_arguments` repairs unambiguous formatting slips before policy;
 - :class:`GuardState` refuses interactive commands, documents run as programs,

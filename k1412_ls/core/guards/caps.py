@@ -1,4 +1,4 @@
-"""Caps on generation length, iterations and batch size (SPEC §7, §8, §10)."""
+"""Caps on generation length, iterations and batch size."""
 
 from __future__ import annotations
 
