@@ -96,10 +96,13 @@ def test_conversations_carry_history_only_within_themselves(tmp_path: Path, ws: 
     assert "Zebra" not in json.dumps(other["body"])
     for i in range(3):
         ask(f"Filler message number {i} " + "z" * 400, "c-x")
-    small = ask("Short one", "c-x", extra="context_chars = 3000\n")
+    small = ask("Short one", "c-x", extra="context_chars = 10000\n")
     built = next(e for e in small["events"] if e["type"] == "context.built")
-    assert built["payload"]["dropped"] >= 2
-    assert len(json.dumps(small["body"]["messages"])) < 6000
+    assert built["payload"]["dropped"] >= 2 and built["payload"]["digest_turns"] >= 1
+    assert len(json.dumps(small["body"]["messages"])) + len(json.dumps(small["body"]["tools"])) < 11000
+    # The turns that fell out of the budget left a digest: what was asked and how the run ended.
+    digest = next(m["content"] for m in small["body"]["messages"] if "earlier turns" in str(m["content"]))
+    assert "asked: Hello, my project is called Zebra → completed" in digest
 
 
 def test_a_read_only_sub_agent_is_bounded(tmp_path: Path, ws: Path) -> None:

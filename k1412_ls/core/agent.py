@@ -5,6 +5,10 @@ RecordEvidence → RequestModel … ; (no tool calls) CheckCompletion →
 Completed | RequestModel (evidence missing, retries left) | Unverified.
 Every way out of :meth:`AgentLoop.run` is a :class:`RunEnded` exception
 carrying the message the user reads.
+
+Every request goes through the agent's :class:`ContextWindow` (context policy
+``recent-visible-v2``), so it fits the model's window; a provider's refusal for
+length lowers the run's budget and retries, at most ``OVERFLOW_RETRIES`` times.
 """
 
 from __future__ import annotations
@@ -13,15 +17,27 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from k1412_ls.config import ModelSpec
+from k1412_ls.core.digest import run_digest
 from k1412_ls.core.events import Emitter
-from k1412_ls.core.model_port import ChatModel, MalformedReply, ModelError, ModelReply, ToolCall, Usage
+from k1412_ls.core.model_port import (
+    ChatModel,
+    ContextOverflow,
+    MalformedReply,
+    ModelError,
+    ModelReply,
+    ToolCall,
+    Usage,
+)
 from k1412_ls.core.outcomes import RunCompleted, RunFailed, RunUnverified
 from k1412_ls.core.scheduler import Scheduler
+from k1412_ls.core.window import ContextBudget, ContextTooSmall, ContextWindow, schemas_chars
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 
 # A reply that cannot be dispatched (cut off, arguments not a JSON object) is
 # asked for again this many times before the run fails.
 MALFORMED_RETRIES = 1
+# A request the provider refuses as longer than its window is shrunk and sent again this many times.
+OVERFLOW_RETRIES = 3
 CONTENT_EXCERPT = 2000
 
 
@@ -55,40 +71,75 @@ class AgentLoop:
     emit: Emitter
     gate: Gate
     max_iterations: int
+    # The run's context budget, shared with its sub-agents (a window a provider states holds for all).
+    budget: ContextBudget | None = None
     usage: Usage = field(default_factory=Usage)
+    _task: str = ""
     iterations: int = 0
     rejections: int = 0
+    window: ContextWindow | None = None
 
     async def run(self, messages: list[dict[str, Any]]) -> None:
-        """Drive the loop; always ends by raising a RunEnded subclass."""
+        """Drive the loop from the prepared messages (the task last); always ends by raising RunEnded."""
         schemas = self.registry.schemas()
+        if self.budget is None:
+            self.budget = ContextBudget(self.spec.context_chars)
+        task = messages[-1].get("content") if messages else ""
+        self._task = task if isinstance(task, str) else ""
+        window = self.window = ContextWindow(messages, len(messages), self.budget, self._digest,
+                                             schemas_chars(schemas), self.emit)
         while self.iterations < self.max_iterations:
             self.iterations += 1
-            reply = await self._request(messages, schemas)
+            reply = await self._request(schemas)
             if reply.tool_calls:
                 calls = unique_call_ids(reply.tool_calls, self.iterations)
                 reply.tool_calls = calls
-                messages.append(reply.assistant_message(self.model.carries_reasoning))
+                window.append(reply.assistant_message(self.model.carries_reasoning))
                 outcomes = await self.scheduler.run_batch(calls, self.ctx)
                 for outcome in outcomes:
-                    messages.append({"role": "tool", "tool_call_id": outcome.call.id,
-                                     "content": self.ctx.redactor.text(outcome.result.to_message())})
+                    window.append({"role": "tool", "tool_call_id": outcome.call.id,
+                                   "content": self.ctx.redactor.text(outcome.result.to_message())})
                 continue
-            self._check_completion(reply, messages)
+            self._check_completion(reply, window)
         state = self.gate.state()
         self.emit("completion.unverified", {"reason": "iterations exhausted", "iterations": self.iterations,
                                             **state})
         missing = "; ".join(state["missing"]) or "the model never finished"
         raise RunUnverified(f"Stopped after {self.iterations} iterations without proof of the work: {missing}.")
 
-    async def _request(self, messages: list[dict[str, Any]], schemas: list[dict[str, Any]]) -> ModelReply:
+    async def _request(self, schemas: list[dict[str, Any]]) -> ModelReply:
+        assert self.window is not None and self.budget is not None
         attempts = 0
+        overflows = 0
         while True:
-            self.emit("model.requested", {"iteration": self.iterations, "messages": len(messages),
-                                          "tools": len(schemas), "model": self.spec.id,
-                                          "verification": self.gate.state()})
             try:
-                reply = await self.model.complete(messages, schemas, self.spec)
+                messages = self.window.for_request()
+            except ContextTooSmall as exc:
+                raise RunFailed(str(exc)) from None
+            spec = self._spec()
+            sent = self.window.size()
+            self.emit("model.requested", {"iteration": self.iterations, "messages": len(messages),
+                                          "tools": len(schemas), "model": self.spec.id, "chars": sent,
+                                          "budget_chars": self.budget.chars, "verification": self.gate.state()})
+            try:
+                reply = await self.model.complete(messages, schemas, spec)
+            except ContextOverflow as exc:
+                overflows += 1
+                self.emit("model.responded", {"iteration": self.iterations, "ok": False, "error": str(exc)})
+                if overflows > OVERFLOW_RETRIES:
+                    raise RunFailed(
+                        f"The provider still refused the request as longer than its context window after "
+                        f"{OVERFLOW_RETRIES} smaller retries (the last was {sent} characters); lower context_chars "
+                        f"for model '{self.spec.id}'."
+                    ) from None
+                learned = self.budget.learn(exc, sent, spec.max_output_tokens)
+                self.emit("context.overflowed", {"iteration": self.iterations, "attempt": overflows,
+                                                 "error": str(exc), **learned})
+                try:
+                    self.window.shrink()
+                except ContextTooSmall as too_small:
+                    raise RunFailed(str(too_small)) from None
+                continue
             except MalformedReply as exc:
                 attempts += 1
                 self.emit("model.responded", {"iteration": self.iterations, "ok": False, "error": str(exc)})
@@ -107,7 +158,26 @@ class AgentLoop:
             })
             return reply
 
-    def _check_completion(self, reply: ModelReply, messages: list[dict[str, Any]]) -> None:
+    def _spec(self) -> ModelSpec:
+        """The model spec for the next request: the output cap a provider's window forced, if any."""
+        cap = self.budget.max_output_tokens if self.budget else None
+        if cap is not None and cap < self.spec.max_output_tokens:
+            return self.spec.model_copy(update={"max_output_tokens": cap})
+        return self.spec
+
+    def _digest(self, folded: set[str], steps: int, limit: int) -> str:
+        """The run digest of the folded steps, from this agent's events (see :mod:`k1412_ls.core.digest`)."""
+        hashes: dict[str, str] = {}
+        for path, record in list(self.ctx.reads.items()):
+            try:
+                hashes[self.ctx.workspace.relative(path)] = record.sha256
+            except Exception:  # a path outside the pinned root is simply not listed
+                continue
+        return run_digest(list(self.emit.bus.history), agent_id=self.emit.agent_id, depth=self.emit.depth,
+                          folded=folded, task=self._task, evidence=self.gate.state(), read_hashes=hashes,
+                          steps=steps, limit=limit)
+
+    def _check_completion(self, reply: ModelReply, window: ContextWindow) -> None:
         verdict = self.gate.check(reply.content)
         if verdict.complete:
             raise RunCompleted(reply.content)
@@ -121,8 +191,8 @@ class AgentLoop:
             )
         self.emit("completion.rejected", {"rejection": self.rejections, "instruction": verdict.instruction,
                                           **state})
-        messages.append({"role": "assistant", "content": reply.content})
-        messages.append({"role": "user", "content": verdict.instruction})
+        window.append({"role": "assistant", "content": reply.content})
+        window.append({"role": "user", "content": verdict.instruction})
 
 
 def unique_call_ids(calls: list[ToolCall], iteration: int) -> list[ToolCall]:

@@ -1,4 +1,7 @@
-"""Context policy ``recent-visible-v1``: what the model sees at the start of a run."""
+"""Context policy ``recent-visible-v2``: what the model sees at the start of a run.
+
+Within the run, :mod:`k1412_ls.core.window` keeps every request inside the budget.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from k1412_ls.core.digest import conversation_digest
+from k1412_ls.core.events import CONTEXT_POLICY
 
 VISIBLE_ROLES = frozenset({"system", "developer", "user", "assistant"})
 _TOOL_DETAILS = re.compile(r"<details\s+type=[\"']tool_calls[\"'][^>]*>.*?</details>\s*", re.S | re.I)
@@ -31,6 +37,12 @@ MEMORY_PREAMBLE = (
 )
 
 
+# Conversation history may take this share of the budget at the start of a run; the run needs the rest.
+HISTORY_SHARE = 0.25
+CONVERSATION_DIGEST_SHARE = 0.1
+MIN_CONVERSATION_DIGEST = 600
+
+
 @dataclass(frozen=True)
 class PreparedContext:
     messages: list[dict[str, Any]]
@@ -38,6 +50,7 @@ class PreparedContext:
     memories: int
     history_kept: int
     chars: int
+    digest_turns: int = 0
 
 
 def strip_tool_details(text: str) -> str:
@@ -53,7 +66,7 @@ def _chars(message: dict[str, Any]) -> int:
 class ContextPolicy:
     """Builds the initial messages of a run from history, memories and the task."""
 
-    name = "recent-visible-v1"
+    name = CONTEXT_POLICY
     max_memories = 8
 
     def __init__(self, system_contract: str = SYSTEM_CONTRACT) -> None:
@@ -67,15 +80,20 @@ class ContextPolicy:
         2. strip rendered tool-call blocks from older assistant messages;
         3. prepend the K1412 system contract;
         4. attach at most 8 memories, framed as context rather than instructions;
-        5. walk visible messages newest to oldest until the character budget;
-        6. record how many older messages were dropped.
+        5. walk visible messages newest to oldest within a quarter of the character budget
+           (the run needs the rest), starting the kept history at a user message;
+        6. record how many older messages were dropped, and fold the dropped turns into a
+           deterministic conversation digest (asked, verdict, files changed).
+
+        History messages may carry ``status`` and ``files_changed`` (the run's verdict); they
+        feed the digest and are never sent.
         """
-        visible = [dict(m) for m in history if m.get("role") in VISIBLE_ROLES]
-        for message in visible:
+        visible_full = [dict(m) for m in history if m.get("role") in VISIBLE_ROLES]
+        for message in visible_full:
             if message["role"] == "assistant" and isinstance(message.get("content"), str):
                 message["content"] = strip_tool_details(message["content"])
         # Only textual fields survive: tool_calls and reasoning belong to finished runs.
-        visible = [{"role": m["role"], "content": m.get("content") or ""} for m in visible]
+        visible = [{"role": m["role"], "content": m.get("content") or ""} for m in visible_full]
 
         head: list[dict[str, Any]] = [{"role": "system", "content": self.system_contract}]
         notes = [m.strip() for m in memories if m and m.strip()][: self.max_memories]
@@ -85,14 +103,40 @@ class ContextPolicy:
         current = {"role": "user", "content": task}
 
         used = sum(_chars(m) for m in head) + _chars(current)
+        history_room = min(budget_chars - used, int(budget_chars * HISTORY_SHARE))
         kept: list[dict[str, Any]] = []
+        kept_chars = 0
         for message in reversed(visible):
             size = _chars(message)
-            if used + size > budget_chars:
+            if kept_chars + size > history_room:
                 break
             kept.append(message)
-            used += size
+            kept_chars += size
         kept.reverse()
+        while len(kept) < len(visible) and kept and kept[0]["role"] == "assistant":  # an answer cut from its question
+            kept_chars -= _chars(kept.pop(0))
         dropped = len(visible) - len(kept)
+        turns = _turns(visible_full[:dropped])
+        if turns:
+            limit = max(MIN_CONVERSATION_DIGEST, int(budget_chars * CONVERSATION_DIGEST_SHARE))
+            head.append({"role": "system", "content": conversation_digest(turns, limit)})
+            used += _chars(head[-1])
+        used += kept_chars
         return PreparedContext(messages=[*head, *kept, current], dropped=dropped, memories=len(notes),
-                               history_kept=len(kept), chars=used)
+                               history_kept=len(kept), chars=used, digest_turns=len(turns))
+
+
+def _turns(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Dropped history as turns: what was asked, the answer, the verdict and files changed when known."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        content = message.get("content") if isinstance(message.get("content"), str) else ""
+        if role == "user" or not turns:
+            turns.append({"asked": content if role == "user" else "", "answer": "" if role == "user" else content,
+                          "status": message.get("status") or "", "files_changed": message.get("files_changed") or []})
+        elif role == "assistant":
+            turns[-1]["answer"] = content
+            turns[-1]["status"] = turns[-1]["status"] or message.get("status") or ""
+            turns[-1]["files_changed"] = turns[-1]["files_changed"] or message.get("files_changed") or []
+    return [t for t in turns if t["asked"] or t["answer"]]

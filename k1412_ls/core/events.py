@@ -22,13 +22,15 @@ from k1412_ls.core.redact import Redactor
 
 POLICY = "agent-loop-v4"
 SCHEDULER = "safe-parallel-v1"
-CONTEXT_POLICY = "recent-visible-v1"
+CONTEXT_POLICY = "recent-visible-v2"
 META: dict[str, str] = {"policy": POLICY, "scheduler": SCHEDULER, "context_policy": CONTEXT_POLICY}
 
 EVENT_TYPES: frozenset[str] = frozenset(
     {
         "run.created",
         "context.built",
+        "context.compacted",
+        "context.overflowed",
         "run.completed",
         "run.unverified",
         "run.failed",

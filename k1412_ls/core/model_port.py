@@ -74,6 +74,23 @@ class MalformedReply(ModelError):
     """The reply cannot be dispatched: cut off, or tool arguments that are not a JSON object."""
 
 
+class ContextOverflow(ModelError):
+    """The provider refused the request as longer than its context window.
+
+    The token counts are what the provider stated (None when it did not say):
+    ``window_tokens`` its real window, ``prompt_tokens`` what the refused
+    request's messages came to, ``completion_tokens`` the output reservation it
+    counted against the window.
+    """
+
+    def __init__(self, message: str, *, window_tokens: int | None = None, prompt_tokens: int | None = None,
+                 completion_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.window_tokens = window_tokens
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+
+
 class ChatModel(Protocol):
     """What the loop needs from a model."""
 

@@ -29,6 +29,7 @@ from k1412_ls.core.outcomes import RunCancelled, RunEnded, RunFailed, RunResult
 from k1412_ls.core.redact import Redactor
 from k1412_ls.core.scheduler import Scheduler
 from k1412_ls.core.tool_selection import select_registry
+from k1412_ls.core.window import ContextBudget, request_chars, schemas_chars
 from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.locks import user_write_lock
@@ -153,6 +154,8 @@ class _Run:
         self.gate = BoundGate.for_task(request.intent or request.task, bus,
                                        max_rejections=runtime.caps.max_rejections, workspace=self.workspace.root)
         self.loop: AgentLoop | None = None
+        # One budget per run: a window a provider states holds for the root agent and its sub-agents.
+        self.budget = ContextBudget(self.spec.context_chars)
         self.guards = GuardState(workspace_root=str(self.workspace.root))  # shared with sub-agents
 
     def _context(self, services: dict[str, Any]) -> ToolContext:
@@ -183,7 +186,11 @@ class _Run:
             permitted = select_registry(self.runtime.registry, None, write=request.write,
                                         delegation=request.role is None, sub_agent=request.role is not None)
             registry = select_registry(permitted, request.intent or request.task)
+            schema_chars = schemas_chars(registry.schemas())
             self.bus.emit("context.built", {**self._context_payload, "tools": registry.names(),
+                                            "chars": request_chars(messages, schema_chars),
+                                            "schema_chars": schema_chars, "budget_chars": self.budget.chars,
+                                            "configured_budget_chars": self.budget.configured,
                                             "verification": self.gate.state()})
             # Routing is not permission: the model is offered `registry`, but may call any tool it is
             # permitted; the gateway enforces what each tool may do.
@@ -195,7 +202,7 @@ class _Run:
                 SUB_AGENT_MAX_ITERATIONS if request.role else self.spec.max_iterations)
             max_iterations = self.runtime.caps.iterations(requested, depth=1 if request.role else 0)
             self.loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, self.emit, self.gate,
-                                  max_iterations)
+                                  max_iterations, budget=self.budget)
             await self.loop.run(messages)
             raise RunFailed("The agent loop ended without a verdict.")
         except RunEnded as ended:
@@ -234,15 +241,22 @@ class _Run:
         history: list[dict[str, Any]] = []
         if state is not None:
             memories = [m.text for m in state.recall(self.request.user, None, self.runtime.context_policy.max_memories)]
-            history = state.history(self.request.user, self.conversation)
+            history = []
+            for exchange in state.exchanges(self.request.user, self.conversation):
+                # status and files_changed feed the digest of turns that no longer fit; they are never sent.
+                verdict = {"status": exchange["status"], "files_changed": exchange["files_changed"]}
+                if exchange["task"]:
+                    history.append({"role": "user", "content": exchange["task"], **verdict})
+                if exchange["answer"]:
+                    history.append({"role": "assistant", "content": exchange["answer"], **verdict})
         task = self.request.task
         if self.request.role:
             task = f"You are a sub-agent with the role: {self.request.role}.\n\n{task}"
-        prepared = self.runtime.context_policy.prepare(history, task, self.spec.context_chars, memories)
+        prepared = self.runtime.context_policy.prepare(history, task, self.budget.chars, memories)
         self._context_payload = {
             "policy": self.runtime.context_policy.name, "messages": len(prepared.messages),
             "dropped": prepared.dropped, "history_kept": prepared.history_kept, "memories": prepared.memories,
-            "chars": prepared.chars, "budget_chars": self.spec.context_chars,
+            "digest_turns": prepared.digest_turns,
         }
         return prepared.messages
 
@@ -261,7 +275,7 @@ class _Run:
         if state is not None and not self.request.role:
             try:
                 state.append_exchange(self.request.user, self.conversation, self.bus.run_id, self.request.task,
-                                      message)
+                                      message, ended.status, changed)
             except Exception:  # history is a convenience; losing it must not change the verdict
                 pass
         return RunResult(run_id=self.bus.run_id, status=ended.status, message=message, evidence=evidence,
@@ -288,10 +302,10 @@ class _Run:
                               unavailable=self._unavailable_reason(write, sub_agent=True),
                               max_calls=self.runtime.caps.max_calls_per_response)
         loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, emit, gate,
-                         self.runtime.caps.iterations(SUB_AGENT_MAX_ITERATIONS, depth=1))
+                         self.runtime.caps.iterations(SUB_AGENT_MAX_ITERATIONS, depth=1), budget=self.budget)
         messages = self.runtime.context_policy.prepare(
             [], f"You are a sub-agent with the role: {role}. Do exactly this task and report back:\n\n{task}",
-            self.spec.context_chars).messages
+            self.budget.chars).messages
         try:
             await loop.run(messages)
             ended: RunEnded = RunFailed("The sub-agent ended without a verdict.")

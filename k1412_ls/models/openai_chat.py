@@ -64,8 +64,9 @@ from urllib.parse import urlsplit
 import openai
 
 from k1412_ls.config import ModelSpec, ProviderSpec
-from k1412_ls.core.model_port import MalformedReply, ModelError, ModelReply
+from k1412_ls.core.model_port import ContextOverflow, MalformedReply, ModelError, ModelReply
 from k1412_ls.core.redact import Redactor
+from k1412_ls.models.overflow import Overflow, context_overflow
 from k1412_ls.models.reply import StreamAssembler, reply_from_completion, stream_error_of
 
 # The SDK honours a server's Retry-After up to this many seconds (openai._constants).
@@ -205,6 +206,9 @@ class OpenAIChatModel:
                 f"The provider '{name}' sent a reply that was cut off (incomplete JSON body); nothing was run."
             )
         if isinstance(exc, openai.APIStatusError):
+            overflow = context_overflow(exc.status_code, exc.body, _error_message(exc))
+            if overflow is not None:
+                return self._overflow(overflow, _error_message(exc), f"HTTP {exc.status_code}")
             return ModelError(self._status_line(exc))
         if isinstance(exc, openai.APITimeoutError):
             attempts = _attempts(exc)
@@ -238,10 +242,22 @@ class OpenAIChatModel:
         """Raise a ModelError when the provider sent an error object where a reply should be."""
         message = stream_error_of(obj)
         if message is not None:
+            overflow = context_overflow(None, message, message)
+            if overflow is not None:
+                raise self._overflow(overflow, message, where)
             raise ModelError(
                 f"The provider '{self.provider_name}' reported an error {where}: {self._clean(message)} "
                 "Nothing was run."
             )
+
+    def _overflow(self, facts: Overflow, message: str, where: str) -> ContextOverflow:
+        """The provider said the request is longer than its window (see :mod:`k1412_ls.models.overflow`)."""
+        return ContextOverflow(
+            f"The provider '{self.provider_name}' refused the request as longer than its context window "
+            f"({where}): {self._clean(message)}",
+            window_tokens=facts.window_tokens, prompt_tokens=facts.prompt_tokens,
+            completion_tokens=facts.completion_tokens,
+        )
 
     async def list_models(self) -> list[str]:
         """Model ids the endpoint serves (``GET /models``), for diagnostics."""

@@ -61,7 +61,14 @@ _V2 = (
     "CREATE INDEX exchanges_by_conversation ON exchanges (user, conversation, seq)",
 )
 
-MIGRATIONS: tuple[Sequence[str], ...] = (_V1, _V2)
+# Version 3: how each exchange's run ended and the files it changed (the digest of turns that no longer
+# fit the context window says them).
+_V3 = (
+    "ALTER TABLE exchanges ADD COLUMN status TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE exchanges ADD COLUMN files_changed TEXT NOT NULL DEFAULT '[]'",
+)
+
+MIGRATIONS: tuple[Sequence[str], ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -36,6 +36,7 @@ RECALL_MAX = 100
 PLAN_MAX_ITEMS = 50
 STEP_MAX_CHARS = 500
 EXCHANGE_MAX_CHARS = 1_000_000
+EXCHANGE_MAX_FILES = 200  # files_changed kept per exchange (the digest shows a few)
 NAME_MAX_CHARS = 200
 _ID_ATTEMPTS = 5
 
@@ -309,16 +310,35 @@ class StateStore:
         """A fresh conversation id, ``c-<12 hex>``."""
         return new_conversation_id()
 
-    def append_exchange(self, user: str, conversation: str, run_id: str, task: str, answer: str) -> None:
-        """Record one finished run of a conversation: the user's task and the final assistant message."""
+    def append_exchange(self, user: str, conversation: str, run_id: str, task: str, answer: str,
+                        status: str = "", files_changed: Sequence[str] = ()) -> None:
+        """Record one finished run of a conversation: the task, the final message, how it ended, files changed."""
         _check_name("user", user)
         _check_name("conversation", conversation)
+        files = json.dumps([str(f) for f in list(files_changed)[:EXCHANGE_MAX_FILES]], ensure_ascii=False)
         with self._write() as conn:
             conn.execute(
-                "INSERT INTO exchanges (user, conversation, run_id, task, answer, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (user, conversation, run_id, _cap(task or ""), _cap(answer or ""), _now()),
+                "INSERT INTO exchanges (user, conversation, run_id, task, answer, created_at, status, files_changed) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (user, conversation, run_id, _cap(task or ""), _cap(answer or ""), _now(), str(status or ""), files),
             )
+
+    def exchanges(self, user: str, conversation: str) -> list[dict[str, Any]]:
+        """The conversation's finished runs, oldest first: ``task``, ``answer``, ``status``, ``files_changed``."""
+        _check_name("user", user)
+        _check_name("conversation", conversation)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT task, answer, status, files_changed FROM exchanges WHERE user = ? AND conversation = ? "
+                "ORDER BY seq", (user, conversation)).fetchall()
+        result: list[dict[str, Any]] = []
+        for task, answer, status, files in rows:
+            try:
+                changed = [str(f) for f in json.loads(files or "[]")]
+            except (ValueError, TypeError):
+                changed = []
+            result.append({"task": task, "answer": answer, "status": status, "files_changed": changed})
+        return result
 
     def history(self, user: str, conversation: str, limit: int | None = None) -> list[dict[str, str]]:
         """The conversation as chat messages, oldest first; ``limit`` keeps the latest N exchanges.

@@ -46,10 +46,17 @@ chat request with the next step of a SCRIPT (a list of dicts):
 An exhausted script answers HTTP 500 "script exhausted". Every request is
 recorded in :attr:`ScriptedServer.requests`.
 
+``max_chars`` makes the server a provider with a small window: a chat request
+whose :func:`request_chars` exceed it is refused with HTTP 400 in the shape
+``refusal`` names (``"openai"``: ``context_length_exceeded`` stating the window
+as ``max_chars // 4`` tokens and the request as ``chars // 4``; ``"bare"``: the
+same code with no numbers; ``"llama.cpp"``: ``exceed_context_size_error`` with
+``n_ctx`` and ``n_prompt_tokens``), without consuming a script step.
+
 CLI (for subprocess tests)::
 
     python -m tests.support.scripted_server --script FILE.json --port-file PATH \
-        [--requests-file LOG.jsonl] [--stream auto|on|off]
+        [--requests-file LOG.jsonl] [--stream auto|on|off] [--max-chars N --refusal openai|bare|llama.cpp]
 """
 
 from __future__ import annotations
@@ -76,9 +83,13 @@ class ScriptedServer:
     False makes a request in the other mode fail with HTTP 400 so a test notices.
     """
 
-    def __init__(self, script: list[dict[str, Any]], stream: bool | None = None, port: int = 0) -> None:
+    def __init__(self, script: list[dict[str, Any]], stream: bool | None = None, port: int = 0,
+                 max_chars: int | None = None, refusal: str = "openai") -> None:
         self._script = [copy.deepcopy(step) for step in script]
         self._stream = stream
+        self.max_chars = max_chars
+        self.refusal = refusal
+        self.refused = 0
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._calls = iter(range(1, 1_000_000))
@@ -231,6 +242,11 @@ class _ChatHandler(BaseHTTPRequestHandler):
         expected = self.scripted._stream
         if expected is not None and wants_stream != expected:
             self._error(400, f"This scripted server expects stream={expected} but the request had stream={wants_stream}.")
+            return
+        limit = self.scripted.max_chars
+        if limit is not None and isinstance(body, dict) and request_chars(body) > limit:
+            self.scripted.refused += 1
+            self._send_json(400, refusal_body(self.scripted.refusal, request_chars(body), limit))
             return
         step = self.scripted._next_step()
         if step is None:
@@ -390,6 +406,33 @@ class _ChatHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+def request_chars(body: dict[str, Any]) -> int:
+    """What a chat request puts into the window: message texts, call names and arguments, the tool schemas."""
+    size = len(json.dumps(body.get("tools"), ensure_ascii=False)) if body.get("tools") else 0
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        size += len(content) if isinstance(content, str) else len(json.dumps(content, ensure_ascii=False))
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            size += len(str(function.get("name", ""))) + len(str(function.get("arguments", "")))
+    return size
+
+
+def refusal_body(kind: str, chars: int, limit: int) -> dict[str, Any]:
+    """A context-length refusal as each provider words it (see k1412_ls/models/overflow.py)."""
+    window, tokens = limit // 4, chars // 4
+    if kind == "llama.cpp":
+        return {"error": {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": tokens, "n_ctx": window,
+                          "message": f"request ({tokens} tokens) exceeds the available context size ({window} tokens), "
+                                     "try increasing it"}}
+    if kind == "bare":
+        return {"error": {"message": "The input is too long for this model.", "type": "invalid_request_error",
+                          "param": "messages", "code": "context_length_exceeded"}}
+    return {"error": {"message": f"This model's maximum context length is {window} tokens. However, your messages "
+                                 f"resulted in {tokens} tokens. Please reduce the length of the messages.",
+                      "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+
+
 def _write_port_file(path: Path, port: int) -> None:
     # Write then rename so a reader never sees a half-written port number.
     tmp = path.with_name(path.name + ".tmp")
@@ -405,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--requests-file", help="append every request as one JSON line")
     parser.add_argument("--stream", choices=["auto", "on", "off"], default="auto")
+    parser.add_argument("--max-chars", type=int, help="refuse requests longer than this many characters")
+    parser.add_argument("--refusal", choices=["openai", "bare", "llama.cpp"], default="openai")
     args = parser.parse_args(argv)
     try:
         script = json.loads(Path(args.script).read_text(encoding="utf-8"))
@@ -415,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"The script {args.script} must hold a JSON list of steps.", file=sys.stderr)
         return 2
     stream = {"auto": None, "on": True, "off": False}[args.stream]
-    server = ScriptedServer(script, stream=stream, port=args.port)
+    server = ScriptedServer(script, stream=stream, port=args.port, max_chars=args.max_chars, refusal=args.refusal)
     if args.requests_file:
         log_lock = threading.Lock()
         log_path = Path(args.requests_file)
