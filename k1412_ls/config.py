@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -95,13 +95,39 @@ BUILTIN_MODELS: dict[str, dict[str, Any]] = {
 
 
 class SandboxSpec(BaseModel):
-    """What commands the model runs may reach beyond the workspace (``[sandbox]``)."""
+    """How the commands the model runs are confined (``[sandbox]``); see k1412_ls/tools/sandbox.py."""
 
     model_config = ConfigDict(extra="forbid")
 
-    # True: commands share the machine's network (pip install works). False: each command gets a
-    # network namespace with only its own loopback, which needs bubblewrap.
-    network: bool = Field(default=True, strict=True)
+    # "auto": always in bubblewrap, refused without it. "off" (user configuration only): no sandbox.
+    mode: Literal["auto", "off"] = "auto"
+    # False: each command gets a network namespace with only its own loopback. True: the machine's network.
+    network: bool = Field(default=False, strict=True)
+    # True lets commands write the workspace's .git (commit, checkout); read-only otherwise.
+    git_writable: bool = Field(default=False, strict=True)
+    # More writable directories (package caches such as ~/.cache/pip); user configuration only.
+    writable: list[str] = Field(default_factory=list)
+    # More paths hidden from commands, on top of the built-in secret directories.
+    hidden: list[str] = Field(default_factory=list)
+    max_processes: int = Field(default=1024, ge=16, le=100_000)
+
+
+class ApprovalRuleSpec(BaseModel):
+    """One ``[[approval.rules]]`` entry: commands starting with ``prefix`` get ``decision``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prefix: str = Field(min_length=1, pattern=r"\S")
+    decision: Literal["allow", "ask", "forbid"]
+
+
+class ApprovalSpec(BaseModel):
+    """Which commands are asked about (``[approval]``); see k1412_ls/tools/approval.py."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: Literal["on-request", "untrusted", "never"] = "on-request"
+    rules: list[ApprovalRuleSpec] = Field(default_factory=list)
 
 
 class K1412Config(BaseModel):
@@ -113,6 +139,7 @@ class K1412Config(BaseModel):
     providers: dict[str, ProviderSpec] = Field(default_factory=dict)
     models: dict[str, ModelSpec] = Field(default_factory=dict)
     sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
+    approval: ApprovalSpec = Field(default_factory=ApprovalSpec)
     source: str = Field(default="built-in defaults", exclude=True)
 
     def model_spec(self, model_id: str | None = None) -> ModelSpec:
@@ -189,12 +216,39 @@ def load_config(explicit: str | None = None, workspace: Path | None = None) -> K
     if workspace is not None and not explicit and path == workspace / ".k1412" / "config.toml" \
             and not os.environ.get("K1412_CONFIG"):
         check_workspace_config(data, path)
-        if user_forbids_network():
-            # The workspace file replaces the user's file, but may not undo its network = false.
-            sandbox = data.get("sandbox", {})
-            if isinstance(sandbox, dict):  # anything else is a type error for build_config to report
-                data = {**data, "sandbox": {**sandbox, "network": False}}
+        data = _over_user_confinement(data)
     return build_config(data, source=str(path))
+
+
+def _over_user_confinement(data: dict[str, Any]) -> dict[str, Any]:
+    """A workspace file's [sandbox]/[approval] laid over the user's own: it can only add restrictions.
+
+    The workspace file replaces the user's file for models and providers, but
+    the user's confinement choices (network, writable caches, approval rules)
+    stay, and the workspace file cannot undo any of them by merely existing.
+    """
+    user_path = user_config_path()
+    user = read_toml(user_path) if user_path.is_file() else {}
+    user_sandbox = user.get("sandbox") if isinstance(user.get("sandbox"), dict) else {}
+    user_approval = user.get("approval") if isinstance(user.get("approval"), dict) else {}
+    ws_sandbox = data.get("sandbox", {})
+    ws_approval = data.get("approval", {})
+    if not isinstance(ws_sandbox, dict) or not isinstance(ws_approval, dict):
+        return data  # build_config reports the type error
+    sandbox = {**user_sandbox, **{k: v for k, v in ws_sandbox.items() if k != "hidden"}}
+    sandbox["hidden"] = _joined(user_sandbox.get("hidden", []), ws_sandbox.get("hidden", []))
+    approval = {**user_approval, **{k: v for k, v in ws_approval.items() if k != "rules"}}
+    approval["rules"] = _joined(user_approval.get("rules", []), ws_approval.get("rules", []))
+    return {**data, "sandbox": sandbox, "approval": approval}
+
+
+def _joined(first: Any, second: Any) -> Any:
+    """Two TOML lists joined; a value that is not a list is passed on for validation to name."""
+    if not isinstance(first, list):
+        return first
+    if not isinstance(second, list):
+        return second
+    return [*first, *second]
 
 
 def user_config_path() -> Path:
@@ -203,20 +257,38 @@ def user_config_path() -> Path:
     return Path(xdg) / "k1412" / "config.toml"
 
 
-def user_forbids_network() -> bool:
-    """True when the user's own configuration file says ``[sandbox] network = false``.
-
-    Read even when a workspace file is the one in use, so a repository's file
-    cannot turn the user's network switch back on by merely existing.
-    """
-    path = user_config_path()
-    if not path.is_file():
-        return False
-    sandbox = read_toml(path).get("sandbox")
-    return isinstance(sandbox, dict) and sandbox.get("network") is False
-
-
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+_WORKSPACE_SANDBOX_FORBIDDEN = {
+    "mode": "turn the sandbox off", "writable": "make more directories writable",
+}
+
+
+def _check_workspace_restrictions(data: dict[str, Any], path: Path) -> None:
+    """A workspace file may make commands more confined, never less."""
+    where = f"{path} (a workspace file, which may only restrict commands)"
+    fix = "set it in $XDG_CONFIG_HOME/k1412/config.toml or pass --config"
+    sandbox = data.get("sandbox")
+    if isinstance(sandbox, dict):
+        for key, what in _WORKSPACE_SANDBOX_FORBIDDEN.items():
+            if key in sandbox:
+                raise ConfigError(f"{where} may not set 'sandbox.{key}' (it would {what}); {fix}.")
+        for key in ("network", "git_writable"):
+            if sandbox.get(key, False) is not False:
+                value = sandbox[key]
+                shown = "true" if value is True else repr(value)
+                raise ConfigError(f"{where} may not set 'sandbox.{key} = {shown}'; only 'false' is allowed there, "
+                                  f"so {fix}.")
+    approval = data.get("approval")
+    if isinstance(approval, dict):
+        if approval.get("policy", "untrusted") not in ("untrusted", "never"):
+            raise ConfigError(f"{where} may not set 'approval.policy = {approval['policy']!r}'; only 'untrusted' "
+                              f"or 'never' are allowed there, so {fix}.")
+        for rule in approval.get("rules") or []:
+            if isinstance(rule, dict) and rule.get("decision") == "allow":
+                raise ConfigError(f"{where} may not add an 'allow' approval rule ({rule.get('prefix')!r}); only "
+                                  f"'ask' and 'forbid' are allowed there, so {fix}.")
 
 
 def check_workspace_config(data: dict[str, Any], path: Path) -> None:
@@ -230,15 +302,7 @@ def check_workspace_config(data: dict[str, Any], path: Path) -> None:
     """
     from urllib.parse import urlsplit
 
-    sandbox = data.get("sandbox")
-    if isinstance(sandbox, dict) and sandbox.get("network", False) is not False:
-        value = sandbox["network"]
-        shown = "true" if value is True else repr(value)
-        raise ConfigError(
-            f"{path} (a workspace file, which may only restrict commands) may not set 'sandbox.network = "
-            f"{shown}'; only 'network = false' is allowed there, so allow the network in "
-            f"$XDG_CONFIG_HOME/k1412/config.toml or pass --config."
-        )
+    _check_workspace_restrictions(data, path)
     providers = data.get("providers") or {}
     if not isinstance(providers, dict):
         return  # build_config reports the type error
@@ -274,6 +338,18 @@ def api_key_for(provider: ProviderSpec, provider_name: str) -> str | None:
 
 
 
-__all__ = ["ConfigError", "K1412Config", "ModelSpec", "ProviderSpec", "SandboxSpec", "api_key_for",
-           "build_config", "find_config_file", "load_config", "state_dir", "user_config_path",
-           "user_forbids_network"]
+__all__ = [
+    "ApprovalRuleSpec",
+    "ApprovalSpec",
+    "ConfigError",
+    "K1412Config",
+    "ModelSpec",
+    "ProviderSpec",
+    "SandboxSpec",
+    "api_key_for",
+    "build_config",
+    "find_config_file",
+    "load_config",
+    "state_dir",
+    "user_config_path",
+]

@@ -16,8 +16,8 @@ from typing import Any
 
 from k1412_ls.tools.commands import TOOLS
 from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.proc import sandbox
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
+from k1412_ls.tools.sandbox import bubblewrap
 from k1412_ls.tools.workspace import Workspace
 
 
@@ -46,7 +46,7 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
                 raise RuntimeError(f"run_command failed during the benchmark: {result.data.get('error')}")
     bare_ms, tool_ms = _mean_ms(bare), _mean_ms(tool)
     return {
-        "n": n, "sandbox": sandbox().label, "bare_mean_ms": round(bare_ms, 3),
+        "n": n, "sandbox": bubblewrap().label, "bare_mean_ms": round(bare_ms, 3),
         "run_command_mean_ms": round(tool_ms, 3), "ratio": round(tool_ms / bare_ms, 2),
         "run_command_median_ms": round(statistics.median(tool) * 1000, 3),
     }

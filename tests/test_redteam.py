@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from k1412_ls.core.guards.commands import status_discarded_parts
-from k1412_ls.tools.proc import sandbox
+from k1412_ls.tools.sandbox import bubblewrap
 from tests.support.cli import CliRun, config_for
 from tests.support.scripted_server import ScriptedServer
 
@@ -29,7 +29,7 @@ CANARY = "OTHER-USER-CANARY-5e1f"
 # Regressions here would read without end: cap the CLI's memory so a failure fails, not the machine.
 CLI_ADDRESS_SPACE = 4 * 1024**3
 
-needs_sandbox = pytest.mark.skipif(not sandbox().active, reason="bubblewrap is not usable here")
+needs_sandbox = pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")
 
 
 def _limit_memory() -> None:

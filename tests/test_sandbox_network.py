@@ -1,4 +1,4 @@
-"""The ``[sandbox] network`` switch: commands cut off the network, the config key, and its trust rules.
+"""The ``[sandbox]`` switches: network off by default, no sandbox means no commands, and their trust rules.
 
 The network tests start a TCP server on 127.0.0.1 in the test process. With the
 network off a command runs in its own network namespace, whose loopback is a
@@ -21,18 +21,24 @@ import pytest
 from k1412_ls.config import ConfigError, load_config
 from k1412_ls.tools import commands, processes
 from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.proc import SANDBOXED, CommandPolicy, network_namespace_problem, sandbox
 from k1412_ls.tools.processes import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
+from k1412_ls.tools.sandbox import (
+    SANDBOXED,
+    UNSANDBOXED_BY_USER,
+    SandboxPolicy,
+    bubblewrap,
+    network_namespace_problem,
+)
 from k1412_ls.tools.workspace import Workspace
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 
 REGISTRY = ToolRegistry([*commands.TOOLS, *processes.TOOLS])
 GREETING = "greetings-from-the-test-process"
-REFUSAL_END = "so commands cannot run; install bubblewrap or set sandbox.network = true."
+REFUSAL_START = "Commands cannot run because no sandbox works on this machine ("
 
-needs_netns = pytest.mark.skipif(not sandbox().active or network_namespace_problem() is not None,
+needs_netns = pytest.mark.skipif(not bubblewrap().active or network_namespace_problem() is not None,
                                  reason="bubblewrap cannot unshare the network here")
 
 
@@ -79,7 +85,7 @@ def server() -> Iterator[GreetingServer]:
     srv.close()
 
 
-def make_ctx(tmp_path: Path, policy: CommandPolicy | None) -> tuple[ToolContext, ProcessTable]:
+def make_ctx(tmp_path: Path, policy: SandboxPolicy | None) -> tuple[ToolContext, ProcessTable]:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     table = ProcessTable()
@@ -92,26 +98,27 @@ def make_ctx(tmp_path: Path, policy: CommandPolicy | None) -> tuple[ToolContext,
 
 @pytest.fixture
 def offline(tmp_path: Path) -> Iterator[ToolContext]:
-    ctx, table = make_ctx(tmp_path, CommandPolicy(network=False))
+    ctx, table = make_ctx(tmp_path, SandboxPolicy(network=False))
     yield ctx
     table.kill_all()
 
 
 @pytest.fixture
 def online(tmp_path: Path) -> Iterator[ToolContext]:
-    ctx, table = make_ctx(tmp_path, CommandPolicy(network=True))
+    ctx, table = make_ctx(tmp_path, SandboxPolicy(network=True))
     yield ctx
     table.kill_all()
 
 
 @pytest.fixture
 def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Simulate a machine without bubblewrap (K1412_SANDBOX=off), restoring the probes afterwards."""
-    monkeypatch.setenv("K1412_SANDBOX", "off")
-    sandbox.cache_clear()
+    """Simulate a machine without bubblewrap (K1412_BWRAP names a missing one), restoring the probes afterwards."""
+    monkeypatch.setenv("K1412_BWRAP", "/nonexistent/bwrap")
+    bubblewrap.cache_clear()
     network_namespace_problem.cache_clear()
     yield
-    sandbox.cache_clear()
+    monkeypatch.delenv("K1412_BWRAP")
+    bubblewrap.cache_clear()
     network_namespace_problem.cache_clear()
 
 
@@ -142,13 +149,14 @@ def test_network_on_reaches_the_server(online: ToolContext, server: GreetingServ
 
 
 @needs_netns
-def test_no_policy_in_the_context_means_the_default_network_on(tmp_path: Path, server: GreetingServer) -> None:
+def test_no_policy_in_the_context_means_the_default_network_off(tmp_path: Path, server: GreetingServer) -> None:
     ctx, table = make_ctx(tmp_path, None)
     try:
         result = call(ctx, "run_command", command=server.client_command(), timeout_s=30)
     finally:
         table.kill_all()
-    assert result.data["ok"] is True and result.data["output"].strip() == GREETING
+    assert result.data["ok"] is False and "ConnectionRefusedError" in result.data["output"]
+    assert server.accepted == 0
 
 
 @needs_netns
@@ -181,30 +189,39 @@ def test_a_misconfigured_policy_refuses_to_run(tmp_path: Path) -> None:
         result = call(ctx, "run_command", command="touch ran")
     finally:
         table.kill_all()
-    assert result.data["ok"] is False and "sandbox policy" in result.data["error"]
+    assert result.data["ok"] is False and "sandbox of this run is misconfigured" in result.data["error"]
     assert not (ctx.workspace.root / "ran").exists()
 
 
-# --- without bubblewrap ----------------------------------------------------------------------------------
+# --- without bubblewrap: fail closed ---------------------------------------------------------------------
 
 @pytest.mark.usefixtures("no_bwrap")
-def test_without_bwrap_network_off_refuses_commands(offline: ToolContext) -> None:
-    for tool in ("run_command", "process_start"):
-        result = call(offline, tool, command="touch ran")
-        error = result.data["error"]
-        assert result.data["ok"] is False, tool
-        assert error.startswith("Network is off in the configuration but no sandbox (bubblewrap) is available")
-        assert error.endswith(REFUSAL_END) and "K1412_SANDBOX is off" in error
-        assert "\n" not in error
-    assert not (offline.workspace.root / "ran").exists()
-    assert offline.services["processes"].ids() == []
+@pytest.mark.parametrize("network", [False, True])
+def test_without_bwrap_every_command_is_refused(tmp_path: Path, network: bool) -> None:
+    ctx, table = make_ctx(tmp_path, SandboxPolicy(network=network))
+    try:
+        for tool in ("run_command", "process_start"):
+            result = call(ctx, tool, command="touch ran")
+            error = result.data["error"]
+            assert result.data["ok"] is False, tool
+            assert error.startswith(REFUSAL_START) and "/nonexistent/bwrap" in error
+            assert error.endswith('set [sandbox] mode = "off" in your user configuration.')
+            assert "\n" not in error
+        assert table.ids() == []
+    finally:
+        table.kill_all()
+    assert not (ctx.workspace.root / "ran").exists()
 
 
 @pytest.mark.usefixtures("no_bwrap")
-def test_without_bwrap_network_on_still_runs_unsandboxed(online: ToolContext) -> None:
-    result = call(online, "run_command", command="echo hi")
+def test_without_bwrap_the_users_mode_off_runs_commands_and_says_so(tmp_path: Path) -> None:
+    ctx, table = make_ctx(tmp_path, SandboxPolicy(mode="off"))
+    try:
+        result = call(ctx, "run_command", command="echo hi")
+    finally:
+        table.kill_all()
     assert result.data["ok"] is True and result.data["output"].strip() == "hi"
-    assert result.data["sandbox"] == "unsandboxed (K1412_SANDBOX is off)"
+    assert result.data["sandbox"] == UNSANDBOXED_BY_USER == result.facts["sandbox"]
 
 
 # --- the configuration key -------------------------------------------------------------------------------
@@ -221,10 +238,10 @@ def user_config(text: str) -> Path:
     return write(Path(os.environ["XDG_CONFIG_HOME"]) / "k1412" / "config.toml", text)
 
 
-def test_network_defaults_to_on(tmp_path: Path) -> None:
-    assert load_config(None, tmp_path).sandbox.network is True
-    assert load_config(str(write(tmp_path / "c.toml", "[sandbox]\n"))).sandbox.network is True
-    assert load_config(str(write(tmp_path / "c.toml", "[sandbox]\nnetwork = false\n"))).sandbox.network is False
+def test_network_defaults_to_off(tmp_path: Path) -> None:
+    assert load_config(None, tmp_path).sandbox.network is False
+    assert load_config(str(write(tmp_path / "c.toml", "[sandbox]\n"))).sandbox.network is False
+    assert load_config(str(write(tmp_path / "c.toml", "[sandbox]\nnetwork = true\n"))).sandbox.network is True
 
 
 @pytest.mark.parametrize(
@@ -265,7 +282,7 @@ def test_a_workspace_file_may_never_turn_the_network_on(tmp_path: Path, user_say
         load_config(None, tmp_path)
     message = str(info.value)
     assert str(cfg) in message and "may not set 'sandbox.network = true'" in message
-    assert "only 'network = false' is allowed there" in message and "\n" not in message
+    assert "only 'false' is allowed there" in message and "\n" not in message
     # The same file is trusted when the user names it.
     assert load_config(str(cfg), tmp_path).sandbox.network is True
 
@@ -326,9 +343,8 @@ def test_cli_network_off_from_the_config_file(tmp_path: Path, server: GreetingSe
     assert done and done[0]["payload"]["facts"]["sandbox"] == f"{SANDBOXED}, network off"
 
 
-def test_cli_network_off_without_bwrap_refuses(tmp_path: Path) -> None:
-    result, _ = cli_run(tmp_path, "touch ran", env={"K1412_SANDBOX": "off"})
+def test_cli_without_bwrap_refuses(tmp_path: Path) -> None:
+    result, _ = cli_run(tmp_path, "touch ran", env={"K1412_BWRAP": "/nonexistent/bwrap"})
     assert result["ok"] is False
-    assert result["error"].startswith("Network is off in the configuration but no sandbox (bubblewrap)")
-    assert result["error"].endswith(REFUSAL_END)
+    assert result["error"].startswith(REFUSAL_START)
     assert not (tmp_path / "ws" / "ran").exists()

@@ -30,12 +30,13 @@ from k1412_ls.core.redact import Redactor
 from k1412_ls.core.scheduler import Scheduler
 from k1412_ls.core.tool_selection import select_registry
 from k1412_ls.core.window import ContextBudget, request_chars, schemas_chars
+from k1412_ls.tools.approval import AllowStore, ApprovalGate, ApprovalPolicy, Approver, parse_rules
 from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.locks import user_write_lock
-from k1412_ls.tools.proc import CommandPolicy, hide_from_commands
 from k1412_ls.tools.processes import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
+from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, hide_from_commands
 from k1412_ls.tools.workspace import Workspace
 
 ModelFactory = Callable[[K1412Config, ModelSpec], ChatModel]
@@ -77,6 +78,8 @@ class Runtime:
     context_policy: ContextPolicy = field(default_factory=ContextPolicy)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(32, "k1412-tool"))
     caps: Caps = field(default_factory=Caps)  # hard limits, whatever a model or configuration asks for
+    # Asks the user about a command the approval policy will not decide alone (editor prompt, terminal).
+    approver: Approver | None = None
     _active: dict[str, _ActiveRun] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -116,6 +119,8 @@ class Runtime:
         )
         jsonl = JsonlSink(events_path)
         extra_files = [JsonlSink(request.events_file)] if request.events_file else []
+        if request.events_file:
+            hide_from_commands(request.events_file)  # a command must not forge the copy either
         bus = EventBus(run_id, request.user, conversation, redactor, [jsonl, *extra_files, *sinks])
         run = _Run(self, request, spec, chat_model, bus, documents or DiskDocumentStore(request.workspace.resolve()),
                    conversation)
@@ -175,8 +180,16 @@ class _Run:
         processes = ProcessTable()
         delegator = Delegator(asyncio.get_running_loop(), self._run_child)
         changes = RunChanges(self.workspace.root)
+        sandbox = RunSandbox(self._sandbox_policy())
+        approval = ApprovalGate(
+            policy=ApprovalPolicy(self.runtime.config.approval.policy,
+                                  parse_rules([r.model_dump() for r in self.runtime.config.approval.rules])),
+            sandbox=sandbox.policy, approver=self.runtime.approver,
+            store=AllowStore(self.runtime.state_dir / "approvals.json"), user=request.user,
+            emit=lambda kind, payload: self.emit(kind, payload),
+            git_dir_exists=lambda: (self.workspace.root / ".git").exists())
         services: dict[str, Any] = {"processes": processes, "delegation": delegator, "changes": changes,
-                                    "sandbox": CommandPolicy(network=self.runtime.config.sandbox.network)}
+                                    "sandbox": sandbox, "approval": approval}
         if self.runtime.state is not None:
             services["state"] = self.runtime.state
         ctx = self._context(services)
@@ -219,6 +232,12 @@ class _Run:
             delegator.cancel_all()
             processes.kill_all()
             changes.close()
+            sandbox.close()
+
+    def _sandbox_policy(self) -> SandboxPolicy:
+        spec = self.runtime.config.sandbox
+        return SandboxPolicy(network=spec.network, mode=spec.mode, git_writable=spec.git_writable,
+                             writable=tuple(spec.writable), hidden=tuple(spec.hidden), max_processes=spec.max_processes)
 
     def _unavailable_reason(self, write: bool, *, sub_agent: bool) -> Callable[[str], str | None]:
         full = self.runtime.registry

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from k1412_ls.tools.approval import ApprovalGate
 from k1412_ls.tools.changes import ChangeTracker, RunChanges, change_entries
 from k1412_ls.tools.environment import scrubbed_env
 from k1412_ls.tools.facts import exec_facts
 from k1412_ls.tools.observe import close_quietly, fileno, observed_command, read_records, status_file
-from k1412_ls.tools.proc import SANDBOXED, CommandPolicy, Completed, run_to_end, shell_argv
+from k1412_ls.tools.proc import Completed, run_to_end, shell_argv
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.sandbox import SANDBOXED, RunSandbox, SandboxPolicy
 
 MAX_TIMEOUT_S = 900.0
 POLICY_SERVICE = "sandbox"
+APPROVAL_SERVICE = "approval"
 CHANGES_SERVICE = "changes"
 
 
@@ -40,15 +44,35 @@ def resolve_cwd(ctx: ToolContext, cwd: str | None) -> Path:
     return path
 
 
-def command_policy(ctx: ToolContext) -> CommandPolicy:
-    """The run's confinement policy (``ctx.services["sandbox"]``); the defaults when the run set none."""
-    policy = ctx.services.get(POLICY_SERVICE)
-    if policy is None:
-        return CommandPolicy()
-    if not isinstance(policy, CommandPolicy):
-        raise ToolError("The sandbox policy of this run is misconfigured, so commands cannot run; check the "
+def run_sandbox(ctx: ToolContext) -> RunSandbox:
+    """The run's sandbox (``ctx.services["sandbox"]``).
+
+    A context without one (an embedder's) gets the default policy, the
+    strictest: network off, ``.git`` read-only; its ``/tmp`` goes with the context.
+    """
+    sandbox = ctx.services.get(POLICY_SERVICE)
+    if sandbox is None or isinstance(sandbox, SandboxPolicy):
+        sandbox = RunSandbox(sandbox)
+        ctx.services[POLICY_SERVICE] = sandbox
+        weakref.finalize(ctx, sandbox.close)
+    if not isinstance(sandbox, RunSandbox):
+        raise ToolError("The sandbox of this run is misconfigured, so commands cannot run; check the "
                         "[sandbox] section of the configuration.")
-    return policy
+    return sandbox
+
+
+def confinement_for(ctx: ToolContext, command: str) -> tuple[RunSandbox, bool]:
+    """The sandbox and network setting ``command`` runs with, after the approval policy had its say.
+
+    Raises the approval's ToolError (one sentence) when the command must not run.
+    """
+    sandbox = run_sandbox(ctx)
+    gate = ctx.services.get(APPROVAL_SERVICE)
+    if not isinstance(gate, ApprovalGate):
+        gate = ApprovalGate(sandbox=sandbox.policy, git_dir_exists=lambda: (ctx.workspace.root / ".git").exists())
+    grant = gate.check(command)
+    network = sandbox.policy.network if grant.network is None else grant.network
+    return sandbox.derived(grant.sandbox_policy(sandbox.policy)), network
 
 
 def child_env(ctx: ToolContext) -> dict[str, str]:
@@ -91,6 +115,7 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         timeout_s = MAX_TIMEOUT_S
     if ctx.cancel.is_set():
         raise ToolError("The run was cancelled before the command started; nothing was run.")
+    sandbox, network = confinement_for(ctx, args.command)
     root = ctx.workspace.root
     holder = ctx.services.get(CHANGES_SERVICE)
     tracker = holder.tracker() if isinstance(holder, RunChanges) else ChangeTracker(root)
@@ -99,7 +124,7 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
     try:
         fd = fileno(records_file)
         done = run_to_end(shell_argv(observed_command(args.command, fd)), cwd, child_env(ctx), timeout_s=timeout_s,
-                          cancel=ctx.cancel, network=command_policy(ctx).network, pass_fds=(fd,))
+                          cancel=ctx.cancel, sandbox=sandbox, workspace=root, network=network, pass_fds=(fd,))
         records = read_records(records_file)
     finally:
         close_quietly(records_file)
@@ -124,7 +149,7 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         fields["cancelled"] = True
     if note:
         fields["note"] = note
-    if done.sandbox != SANDBOXED:
+    if not done.sandbox.startswith(SANDBOXED):
         fields["sandbox"] = done.sandbox
     error = _failure_sentence(done, timeout_s)
     if error:
@@ -136,8 +161,9 @@ TOOLS: list[Tool] = [
     Tool(
         name="run_command",
         description=(
-            "Run a bash command in the workspace (stdin is closed, output is capped, the environment has "
-            "no credentials) and get its exit code and output. It and everything it starts are killed when "
+            "Run a bash command in the workspace (sandboxed: it can write only the workspace and /tmp, "
+            ".git is read-only and the network is off unless the user allowed them; stdin is closed, output is "
+            "capped, the environment has no credentials) and get its exit code and output. It and everything it starts are killed when "
             "it ends, times out or the run is cancelled; use process_start for servers and watchers."
         ),
         args_model=RunCommandArgs,

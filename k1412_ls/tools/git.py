@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from k1412_ls.tools.documents import file_kind, read_fd
 from k1412_ls.tools.environment import scrubbed_env
 from k1412_ls.tools.proc import Completed, run_to_end
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.trusted import SAFE_PATH, trusted_program
 
 GIT_TIMEOUT_S = 60.0
 # Larger attributes files are refused: the filters they name could not all be neutralised.
@@ -71,7 +71,8 @@ class GitDiffArgs(BaseModel):
 def _config_env(pairs: list[tuple[str, str]], base: dict[str, str]) -> dict[str, str]:
     # GIT_CONFIG_KEY_n/VALUE_n keep keys and values apart, so no filter name can smuggle in an '='.
     env = {k: v for k, v in base.items() if not k.startswith("GIT_")}
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0",
+    # A fixed system PATH: nothing git starts (ssh, pagers, helpers) comes from a user-writable directory.
+    env.update(PATH=SAFE_PATH, GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0",
                GIT_CONFIG_COUNT=str(len(pairs)))
     for index, (key, value) in enumerate(pairs):
         env[f"GIT_CONFIG_KEY_{index}"] = key
@@ -85,9 +86,10 @@ class SafeGit:
     def __init__(self, ctx: ToolContext) -> None:
         self.ctx = ctx
         self.root = ctx.workspace.root
-        git = shutil.which("git")
+        git = trusted_program("git")
         if git is None:
-            raise ToolError("git is not installed on this machine; inspect files with list_files and read_file.")
+            raise ToolError("git is not installed in a system directory on this machine; inspect files with "
+                            "list_files and read_file.")
         self.git = git
         self.base_env = scrubbed_env(ctx.env, redactor=ctx.redactor)
         self.env = _config_env(list(NEUTRALIZED_CONFIG), self.base_env)
@@ -102,7 +104,7 @@ class SafeGit:
     def run(self, *args: str) -> Completed:
         """Run ``git args`` at the workspace root; the caller checks the exit code."""
         done = run_to_end([self.git, "--no-pager", *args], self.root, self.env, timeout_s=GIT_TIMEOUT_S,
-                          cancel=self.ctx.cancel, sandboxed=False)
+                          cancel=self.ctx.cancel)
         if done.cancelled:
             raise ToolError("The run was cancelled while git was running; nothing else was done.")
         if done.timed_out:

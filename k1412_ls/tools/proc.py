@@ -1,13 +1,11 @@
 """Process plumbing shared by run_command, the process_* tools and the git tools.
 
 Every child runs in its own session (so its whole process group can be
-killed), with stdin at /dev/null, resource limits, and, when bubblewrap
-works here, in a private PID namespace: when the command's leader exits or
-is killed, the kernel kills everything it started, even processes that
-called ``setsid()``. Without bubblewrap the result says "unsandboxed".
-When the run's :class:`CommandPolicy` turns the network off, the child also
-gets its own network namespace (only a private loopback); without
-bubblewrap that cannot be enforced, so such a command is refused.
+killed), with stdin at /dev/null, resource limits, a process-count cap
+(:mod:`k1412_ls.tools.process_cap`) and, for the model's commands, inside the
+run's sandbox (:mod:`k1412_ls.tools.sandbox`): a private PID namespace, so
+when the command's leader exits or is killed, the kernel kills everything it
+started, even processes that called ``setsid()``.
 
 Output (stdout and stderr on one pipe, interleaved as produced) is drained
 by a thread into a :class:`~k1412_ls.tools.capture.HeadTailBuffer`, so a
@@ -16,12 +14,10 @@ child never blocks on a full pipe and the server's memory stays bounded.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import resource
 import selectors
-import shutil
 import signal
 import subprocess
 import threading
@@ -31,7 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from k1412_ls.tools.capture import HeadTailBuffer
+from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES, ProcessCap
 from k1412_ls.tools.registry import ToolError
+from k1412_ls.tools.sandbox import RunSandbox, confined_argv
+from k1412_ls.tools.trusted import trusted_program
 
 log = logging.getLogger(__name__)
 
@@ -44,114 +43,6 @@ TERM_GRACE_S = 1.0
 # After the leader exits, how long a survivor holding the pipe may keep us reading.
 ABANDON_PIPE_AFTER_S = 1.0
 READ_CHUNK = 64 * 1024
-
-BWRAP_FLAGS = (
-    "--bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc",
-    "--unshare-pid", "--die-with-parent",
-)
-SANDBOXED = "bwrap-pid-namespace"
-NETWORK_OFF_FLAGS = ("--unshare-net",)
-NETWORK_OFF_LABEL = "network off"
-
-# Directories no sandboxed child may see or change: K1412's state directory holds every user's
-# event logs and memories (SQLite), and a command could read them or forge this run's log.
-# Registered by the runtime; each is covered by an empty tmpfs inside the sandbox.
-_HIDDEN_DIRS: set[str] = set()
-_HIDDEN_LOCK = threading.Lock()
-
-
-def hide_from_commands(*paths: Path | str) -> None:
-    """Hide ``paths`` (directories) from every sandboxed child started from now on."""
-    with _HIDDEN_LOCK:
-        _HIDDEN_DIRS.update(os.path.realpath(p) for p in paths)
-
-
-def _mask_flags(cwd: Path) -> list[str]:
-    """bwrap flags that cover each hidden directory with an empty tmpfs.
-
-    A directory that does not exist is skipped (bwrap would create it on the
-    host), and so is one that contains the working directory (hiding it would
-    hide the workspace itself).
-    """
-    with _HIDDEN_LOCK:
-        hidden = sorted(_HIDDEN_DIRS)
-    real_cwd = Path(os.path.realpath(cwd))
-    flags: list[str] = []
-    for directory in hidden:
-        if os.path.isdir(directory) and not real_cwd.is_relative_to(directory):
-            flags += ["--tmpfs", directory]
-    return flags
-
-
-@dataclass(frozen=True)
-class CommandPolicy:
-    """How a run confines the commands the model starts (the ``[sandbox]`` configuration)."""
-
-    network: bool = True
-
-
-@dataclass(frozen=True)
-class Sandbox:
-    """Whether children run in a PID namespace; ``label`` is published with every command."""
-
-    bwrap: str | None
-    label: str
-    reason: str = ""
-
-    @property
-    def active(self) -> bool:
-        return self.bwrap is not None
-
-
-@functools.lru_cache(maxsize=1)
-def sandbox() -> Sandbox:
-    """Probe bubblewrap once per server process; degrade loudly when it cannot be used."""
-    if os.environ.get("K1412_SANDBOX", "").lower() in ("0", "off", "false", "no"):
-        return _unsandboxed("K1412_SANDBOX is off")
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        return _unsandboxed("bubblewrap (bwrap) is not installed")
-    try:
-        probe = subprocess.run(
-            [bwrap, *BWRAP_FLAGS, "--chdir", "/", "--", "true"],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=15, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return _unsandboxed(f"bwrap could not start ({type(exc).__name__})")
-    if probe.returncode != 0:
-        reason = probe.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
-        return _unsandboxed(f"bwrap failed here: {reason[0] if reason else probe.returncode}")
-    return Sandbox(bwrap, SANDBOXED)
-
-
-def _unsandboxed(reason: str) -> Sandbox:
-    log.warning("K1412 commands run unsandboxed: %s; processes that leave their group may survive", reason)
-    return Sandbox(None, f"unsandboxed ({reason})", reason)
-
-
-@functools.lru_cache(maxsize=1)
-def network_namespace_problem() -> str | None:
-    """Probe once whether bwrap can also give a child its own network namespace; None when it can."""
-    box = sandbox()
-    if box.bwrap is None:
-        return f"no sandbox (bubblewrap) is available ({box.reason})"
-    try:
-        probe = subprocess.run(
-            [box.bwrap, *BWRAP_FLAGS, *NETWORK_OFF_FLAGS, "--chdir", "/", "--", "true"],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=15, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap could not start with --unshare-net ({type(exc).__name__})"
-    if probe.returncode != 0:
-        reason = probe.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
-        return f"bubblewrap cannot unshare the network here ({reason[0] if reason else probe.returncode})"
-    return None
-
-
-def _network_off_refusal(problem: str) -> ToolError:
-    return ToolError(f"Network is off in the configuration but {problem}, so commands cannot run; install "
-                     "bubblewrap or set sandbox.network = true.")
-
 
 def exit_status(returncode: int) -> int:
     """The exit code as a shell reports it: death by signal N is 128+N."""
@@ -198,31 +89,47 @@ def _limits() -> dict[int, int]:
     return limits
 
 
-_PRLIMIT_FLAGS = {
-    resource.RLIMIT_AS: "--as", resource.RLIMIT_FSIZE: "--fsize",
-    resource.RLIMIT_CORE: "--core", resource.RLIMIT_NPROC: "--nproc",
+# dash/bash ``ulimit`` flags and the unit each takes (``-f`` counts 512-byte blocks in POSIX sh, KiB in bash:
+# both are given the value for POSIX sh, which is what /bin/sh is on the systems that have dash).
+_ULIMIT_FLAGS = {
+    resource.RLIMIT_AS: ("-v", 1024), resource.RLIMIT_FSIZE: ("-f", 512),
+    resource.RLIMIT_CORE: ("-c", 1), resource.RLIMIT_NPROC: ("-p", 1),
 }
 
 
-def _limited(argv: list[str]) -> tuple[list[str], Callable[[], None] | None]:
-    """Apply rlimits with util-linux prlimit when present (fork-safe); else in preexec_fn."""
+def _launcher(argv: list[str], cgroup_procs: str | None) -> tuple[list[str], Callable[[], None] | None]:
+    """``argv`` started by one trusted ``/bin/sh`` that enters the cgroup, sets the limits and execs it.
+
+    One small exec instead of a chain of helpers; without a trusted ``sh`` the
+    limits are set in ``preexec_fn`` (and there is no cgroup to enter).
+    """
     limits = _limits()
-    prlimit = shutil.which("prlimit")
-    if prlimit:
-        return [prlimit, *(f"{_PRLIMIT_FLAGS[k]}={v}" for k, v in limits.items()), "--", *argv], None
+    sh = trusted_program("sh")
+    if sh is None or os.path.basename(os.path.realpath(sh)) not in ("dash", "bash", "sh"):
+        def apply() -> None:
+            for which, value in limits.items():
+                resource.setrlimit(which, (value, value))
 
-    def apply() -> None:
-        for which, value in limits.items():
-            resource.setrlimit(which, (value, value))
-
-    return argv, apply
+        return argv, apply
+    dash = os.path.basename(os.path.realpath(sh)) == "dash"
+    steps = ['echo $$ > "$0"'] if cgroup_procs else []
+    for which, value in limits.items():
+        flag, unit = _ULIMIT_FLAGS[which]
+        if which == resource.RLIMIT_NPROC and not dash:
+            flag = "-u"
+        if which == resource.RLIMIT_FSIZE and not dash:
+            unit = 1024
+        steps.append(f"ulimit {flag} {value // unit}")
+    steps.append('exec "$@"')
+    return [sh, "-c", " && ".join(steps), cgroup_procs or "k1412-launcher", *argv], None
 
 
 class ProcessHandle:
     """A running child: its output is drained continuously; kill it and its whole group at will."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], sandbox_label: str) -> None:
+    def __init__(self, popen: subprocess.Popen[bytes], sandbox_label: str, cap: ProcessCap | None = None) -> None:
         self.popen = popen
+        self.cap = cap
         self.pid = popen.pid
         self.sandbox = sandbox_label
         self.started = time.monotonic()
@@ -273,6 +180,9 @@ class ProcessHandle:
             self._signal_locked(signal.SIGKILL)
             self.returncode = exit_status(self.popen.wait())
             self._reaped = True
+        if self.cap is not None:
+            # Anything that left the process group (and, without a PID namespace, survived) dies here.
+            self.cap.close()
         self.ended = time.monotonic()
         self.exited.set()
 
@@ -317,37 +227,42 @@ class ProcessHandle:
         return taken
 
 
-def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandboxed: bool = True,
-          network: bool = True, pass_fds: Sequence[int] = ()) -> ProcessHandle:
-    """Start ``argv`` in its own session with limits (and a PID namespace when available).
+K1412_HELPER = "unsandboxed (K1412's own helper, safe configuration)"
 
-    With ``network=False`` the child gets a network namespace of its own (loopback
-    only); when that cannot be enforced a :class:`ToolError` refuses to start it.
+
+def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: RunSandbox | None = None,
+          workspace: Path | None = None, network: bool | None = None, pass_fds: Sequence[int] = ()) -> ProcessHandle:
+    """Start ``argv`` in its own session with limits and a process cap.
+
+    With ``sandbox`` (every command the model runs) it runs confined by that
+    run's policy (``network`` overrides the policy's for this command);
+    without, it is one of K1412's own helpers (git). A :class:`ToolError`
+    refuses to start what cannot be confined as the policy says.
     """
-    box = sandbox() if sandboxed else Sandbox(None, "unsandboxed (not requested)", "not requested")
     full = list(argv)
-    label = box.label
-    net_flags: tuple[str, ...] = ()
-    if not network:
-        problem = (f"no sandbox (bubblewrap) is available ({box.reason})" if box.bwrap is None
-                   else network_namespace_problem())
-        if problem is not None:
-            raise _network_off_refusal(problem)
-        net_flags = NETWORK_OFF_FLAGS
-        label = f"{box.label}, {NETWORK_OFF_LABEL}"
-    if box.bwrap is not None:
-        full = [box.bwrap, *BWRAP_FLAGS, *net_flags, *_mask_flags(cwd), "--chdir", str(cwd), "--", *full]
-    full, preexec = _limited(full)
+    child_env = dict(env)
+    label = K1412_HELPER
+    cap = ProcessCap(sandbox.policy.max_processes if sandbox is not None else DEFAULT_MAX_PROCESSES)
+    if sandbox is not None:
+        full, label, overrides = confined_argv(full, sandbox, workspace or cwd, cwd, network)
+        child_env.update(overrides)
+    procs = cap.prepare()
+    full, preexec = _launcher(full, procs)
+    if preexec is not None and procs is not None:
+        cap.abandon()  # no launcher to enter it: the watchdog counts instead
     try:
         popen = subprocess.Popen(
-            full, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            full, cwd=cwd, env=child_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, start_new_session=True, close_fds=True, preexec_fn=preexec,
             pass_fds=tuple(pass_fds),
         )
     except OSError as exc:
+        cap.close()
         raise ToolError(f"The process could not be started ({exc.strerror or type(exc).__name__}); "
                         "check the command and working directory.") from None
-    return ProcessHandle(popen, label)
+    handle = ProcessHandle(popen, label, cap)
+    cap.start(popen.pid, on_trip=lambda: handle.signal_group(signal.SIGKILL))
+    return handle
 
 
 @dataclass
@@ -365,10 +280,11 @@ class Completed:
 
 
 def run_to_end(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, timeout_s: float,
-               cancel: threading.Event | None = None, sandboxed: bool = True, network: bool = True,
+               cancel: threading.Event | None = None, sandbox: RunSandbox | None = None,
+               workspace: Path | None = None, network: bool | None = None,
                pass_fds: Sequence[int] = ()) -> Completed:
     """Run ``argv`` until it exits, times out or ``cancel`` is set; always leaves nothing running."""
-    handle = spawn(argv, cwd, env, sandboxed=sandboxed, network=network, pass_fds=pass_fds)
+    handle = spawn(argv, cwd, env, sandbox=sandbox, workspace=workspace, network=network, pass_fds=pass_fds)
     deadline = handle.started + timeout_s
     timed_out = cancelled = False
     try:

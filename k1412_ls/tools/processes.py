@@ -20,11 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from k1412_ls.core.evidence.runners import parse_summary
 from k1412_ls.core.numbers import extract_numbers, measurement_units
 from k1412_ls.core.redact import Redactor
-from k1412_ls.tools.commands import child_env, command_policy, resolve_cwd
+from k1412_ls.tools.commands import child_env, confinement_for, resolve_cwd
 from k1412_ls.tools.facts import excerpt
 from k1412_ls.tools.observe import close_quietly, fileno, observed_command, read_records, status_file
-from k1412_ls.tools.proc import SANDBOXED, ProcessHandle, shell_argv, spawn
+from k1412_ls.tools.proc import ProcessHandle, shell_argv, spawn
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.sandbox import SANDBOXED, RunSandbox
 
 MAX_WAIT_S = 30.0
 MAX_RUNNING = 16
@@ -86,8 +87,9 @@ class ProcessTable:
             return list(self._processes)
 
     def start(self, command: str, cwd: Path, env: Mapping[str, str], *, cwd_label: str = ".",
-              name: str | None = None, network: bool = True) -> ManagedProcess:
-        """Spawn ``command`` in the background (off the network unless ``network``) and give it the next id."""
+              name: str | None = None, sandbox: RunSandbox, workspace: Path,
+              network: bool | None = None) -> ManagedProcess:
+        """Spawn ``command`` in the background, confined by ``sandbox``, and give it the next id."""
         with self._lock:
             if self._closed:
                 raise ToolError("This run has ended; its background processes were stopped and no new one starts.")
@@ -98,7 +100,8 @@ class ProcessTable:
             records = status_file()
             try:
                 fd = fileno(records)
-                handle = spawn(shell_argv(observed_command(command, fd)), cwd, env, network=network, pass_fds=(fd,))
+                handle = spawn(shell_argv(observed_command(command, fd)), cwd, env, sandbox=sandbox,
+                               workspace=workspace, network=network, pass_fds=(fd,))
             except BaseException:
                 close_quietly(records)
                 raise
@@ -199,7 +202,7 @@ def _result(ctx: ToolContext, snap: Snapshot, op: str, error: str | None = None,
                               "exit_code": snap.exit_code, "output": text, "output_bytes": snap.output_bytes}
     if snap.omitted_bytes:
         fields["omitted_bytes"] = snap.omitted_bytes
-    if process.handle.sandbox != SANDBOXED:
+    if not process.handle.sandbox.startswith(SANDBOXED):
         fields["sandbox"] = process.handle.sandbox
     fields.update(extra)
     if error:
@@ -239,8 +242,9 @@ def process_start(args: ProcessStartArgs, ctx: ToolContext) -> ToolResult:
     if ctx.cancel.is_set():
         raise ToolError("The run was cancelled; no background process was started.")
     cwd = resolve_cwd(ctx, args.cwd)
+    sandbox, network = confinement_for(ctx, args.command)
     process = table(ctx).start(args.command, cwd, child_env(ctx), cwd_label=ctx.workspace.relative(cwd),
-                               name=args.name, network=command_policy(ctx).network)
+                               name=args.name, sandbox=sandbox, workspace=ctx.workspace.root, network=network)
     redactor = ctx.redactor
     facts = {"kind": "process", "op": "start", "process_id": process.process_id,
              "command": redactor.text(args.command), "status": "running", "exit_code": None, "output": "",
@@ -248,7 +252,7 @@ def process_start(args: ProcessStartArgs, ctx: ToolContext) -> ToolResult:
     fields: dict[str, Any] = {"process_id": process.process_id, "status": "running"}
     if args.name:
         fields["name"] = args.name
-    if process.handle.sandbox != SANDBOXED:
+    if not process.handle.sandbox.startswith(SANDBOXED):
         fields["sandbox"] = process.handle.sandbox
     return ToolResult.success(facts=facts, **fields)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import threading
 import time
@@ -24,8 +23,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from k1412_ls.tools.documents import WRITE_TEMP_GLOB
 from k1412_ls.tools.ignore import GlobFilter, walk_files
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.trusted import trusted_program
 
 MAX_TEXT_CHARS = 300
 MAX_RESULTS = 1000
@@ -150,6 +151,7 @@ def rg_command(rg: str, root: Path, start: Path, query: str, regex: bool, glob: 
     ]
     if glob:
         command += ["--glob", glob]
+    command += ["--glob", f"!{WRITE_TEMP_GLOB}"]  # last, so no user glob can bring them back
     if not regex:
         command.append("--fixed-strings")
     if start != root and (root / ".gitignore").is_file():
@@ -249,7 +251,7 @@ def search_files(args: SearchFilesArgs, ctx: ToolContext) -> ToolResult:
     if not (real.is_dir() or real.is_file()):
         raise ToolError(f"{rel} is not a regular file or directory; search files and directories only.")
     root = ctx.workspace.root
-    rg = shutil.which("rg")
+    rg = trusted_program("rg")
     wanted = args.max_results + 1  # one more than shown, to know whether there were more
     if rg:
         matches = rg_search(rg, root, real, args.query, args.regex, args.glob, wanted, ctx.cancel)

@@ -1,0 +1,341 @@
+"""The approval policy: which commands run at once, which are asked about, which never run.
+
+Policies (the ``[approval]`` configuration, after Codex's modes):
+
+* ``on-request`` (default): commands run inside the sandbox without asking;
+  a command that needs more than the sandbox gives — the network while it is
+  off, writing ``.git`` while it is read-only — is asked about;
+* ``untrusted``: every command is asked about except read-only inspection
+  (``ls``, ``cat``, ``grep``, ``git status`` …) and what a rule allows;
+* ``never``: nothing is asked; what would need asking is refused and the
+  model is told why.
+
+Prefix rules (``[[approval.rules]] prefix = "git push", decision = "forbid"``)
+match a simple command's leading words; the strictest decision of every rule
+that matches any command of the line wins (forbid > ask > allow). "Always
+allow" answers are kept per user as allow rules for the command's *prefix*
+(``npm install left-pad`` → ``npm install``), never the exact string.
+
+Asking goes through an :data:`Approver` the adapter supplies (the editor's
+``window/showMessageRequest``, a terminal prompt); no approver or no answer
+means deny.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from k1412_ls.shell.parse import parse_line
+from k1412_ls.shell.words import git_subcommand, program_name, strip_wrappers
+from k1412_ls.tools.registry import ToolError
+from k1412_ls.tools.sandbox import SandboxPolicy
+
+log = logging.getLogger(__name__)
+
+POLICIES = ("on-request", "untrusted", "never")
+DECISIONS = ("allow", "ask", "forbid")
+_STRICTNESS = {"allow": 0, "ask": 1, "forbid": 2}
+
+# Programs that only read (offered without asking under ``untrusted``).
+READ_ONLY_PROGRAMS = frozenset({
+    "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "printf", "stat", "file", "diff",
+    "cmp", "sort", "uniq", "cut", "tr", "nl", "du", "df", "which", "type", "true", "false", "test", "[",
+    "basename", "dirname", "realpath", "readlink", "date", "whoami", "id", "uname", "tree", "less", "more",
+    "sha256sum", "md5sum", "sha1sum", "od", "xxd", "hexdump", "column", "jq",
+})
+READ_ONLY_GIT = frozenset({"status", "diff", "log", "show", "branch", "rev-parse", "ls-files", "blame", "describe"})
+# Sub-commands that reach the network (asked about while the network is off).
+NETWORK_COMMANDS: dict[str, frozenset[str] | None] = {
+    "pip": frozenset({"install", "download", "wheel", "index"}),
+    "pip3": frozenset({"install", "download", "wheel", "index"}),
+    "uv": frozenset({"pip", "add", "sync", "lock", "tool", "venv"}),
+    "poetry": frozenset({"install", "add", "update", "lock"}),
+    "npm": frozenset({"install", "i", "ci", "add", "update", "publish", "view", "exec"}),
+    "npx": None, "pnpm": frozenset({"install", "i", "add", "update", "dlx"}),
+    "yarn": frozenset({"install", "add", "upgrade", "dlx"}),
+    "cargo": frozenset({"fetch", "install", "update", "publish", "search"}),
+    "go": frozenset({"get", "install", "mod"}),
+    "git": frozenset({"clone", "fetch", "pull", "push", "ls-remote", "submodule"}),
+    "curl": None, "wget": None, "ssh": None, "scp": None, "sftp": None, "rsync": None, "nc": None,
+    "ncat": None, "telnet": None, "ftp": None, "apt": None, "apt-get": None, "gem": frozenset({"install"}),
+    "conda": frozenset({"install", "create", "update"}), "docker": frozenset({"pull", "push", "run", "build"}),
+}
+# git sub-commands that write .git (asked about while .git is read-only).
+GIT_WRITES = frozenset({
+    "add", "commit", "checkout", "switch", "restore", "merge", "rebase", "reset", "stash", "tag", "branch",
+    "cherry-pick", "revert", "am", "apply", "mv", "rm", "pull", "fetch", "clean", "gc", "notes", "worktree",
+    "config", "update-index", "update-ref", "init",
+})
+
+
+class Decision(StrEnum):
+    """A user's (or the policy's) answer to one approval request."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class PrefixRule:
+    """Commands whose leading words are ``prefix`` get ``decision``."""
+
+    prefix: tuple[str, ...]
+    decision: str
+
+    def matches(self, words: list[str]) -> bool:
+        return len(words) >= len(self.prefix) and tuple(words[:len(self.prefix)]) == self.prefix
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    """The ``[approval]`` configuration."""
+
+    policy: str = "on-request"
+    rules: tuple[PrefixRule, ...] = ()
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the user is asked: the command, why, and the prefix "always allow" would cover."""
+
+    command: str
+    reasons: tuple[str, ...]
+    prefix: tuple[str, ...]
+
+    @property
+    def prefix_text(self) -> str:
+        return " ".join(self.prefix)
+
+    def as_payload(self) -> dict[str, Any]:
+        return {"command": self.command, "reasons": list(self.reasons), "prefix": self.prefix_text}
+
+
+Approver = Callable[[ApprovalRequest], "Decision | None"]
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What an approved command may do beyond the run's sandbox policy."""
+
+    network: bool | None = None
+    git_writable: bool = False
+
+    def sandbox_policy(self, base: SandboxPolicy) -> SandboxPolicy:
+        if self.git_writable and not base.git_writable:
+            return replace(base, git_writable=True)
+        return base
+
+
+def command_words(simple_words: list[str]) -> list[str]:
+    """A simple command's words as rules see them: wrappers (``env``, ``timeout``) removed, program by name."""
+    words = strip_wrappers(simple_words)
+    if words:
+        words = [program_name(words[0]), *words[1:]]
+    return words
+
+
+def generalized_prefix(words: list[str]) -> tuple[str, ...]:
+    """The prefix "always allow" covers: the program and its sub-command (``git push origin`` → ``git push``)."""
+    if not words:
+        return ()
+    prefix = [words[0]]
+    for word in words[1:2]:
+        if word and word[0].isalpha() and all(c.isalnum() or c in "-_:" for c in word):
+            prefix.append(word)
+    return tuple(prefix)
+
+
+def _subcommand(words: list[str]) -> str:
+    if not words:
+        return ""
+    if words[0] == "git":
+        return git_subcommand(words[1:])
+    for word in words[1:]:
+        if not word.startswith("-"):
+            return word
+    return ""
+
+
+def needs_network(words: list[str]) -> bool:
+    if not words:
+        return False
+    program = words[0]
+    if program in {"python", "python3"} and len(words) > 2 and words[1] == "-m":
+        words = words[2:]
+        program = words[0]
+    if program not in NETWORK_COMMANDS:
+        return False
+    subs = NETWORK_COMMANDS[program]
+    return subs is None or _subcommand(words) in subs
+
+
+def writes_git(words: list[str]) -> bool:
+    return bool(words) and words[0] == "git" and git_subcommand(words[1:]) in GIT_WRITES
+
+
+def read_only(words: list[str]) -> bool:
+    if not words:
+        return True
+    if words[0] == "git":
+        return git_subcommand(words[1:]) in READ_ONLY_GIT and "--output" not in " ".join(words)
+    if words[0] == "find" and any(w in {"-delete", "-exec", "-execdir", "-ok", "-fprint"} for w in words):
+        return False
+    return words[0] in READ_ONLY_PROGRAMS
+
+
+class AllowStore:
+    """"Always allow" answers per user, kept in the state directory (hidden from commands)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def _read(self) -> dict[str, list[str]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def rules(self, user: str) -> tuple[PrefixRule, ...]:
+        with self._lock:
+            entries = self._read().get(user, [])
+        return tuple(PrefixRule(tuple(p.split()), "allow") for p in entries if isinstance(p, str) and p.split())
+
+    def add(self, user: str, prefix: tuple[str, ...]) -> None:
+        with self._lock:
+            data = self._read()
+            entries = [p for p in data.get(user, []) if isinstance(p, str)]
+            text = " ".join(prefix)
+            if text not in entries:
+                entries.append(text)
+            data[user] = entries
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            os.replace(tmp, self.path)
+
+
+Emit = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class ApprovalGate:
+    """One run's approval decisions (the ``approval`` service)."""
+
+    policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    approver: Approver | None = None
+    store: AllowStore | None = None
+    user: str = "default"
+    emit: Emit | None = None
+    git_dir_exists: Callable[[], bool] = lambda: True
+    _session: list[PrefixRule] = field(default_factory=list)
+
+    def _rules(self) -> list[PrefixRule]:
+        saved = self.store.rules(self.user) if self.store is not None else ()
+        return [*self.policy.rules, *saved, *self._session]
+
+    def check(self, command: str) -> Grant:
+        """Decide about ``command``: a :class:`Grant` to run it, or a :class:`ToolError` saying why not."""
+        line = parse_line(command)
+        rules = self._rules()
+        verdict = "allow"
+        matched: list[str] = []
+        reasons: list[str] = []
+        wants_network = wants_git = False
+        first_words: list[str] = []
+        opaque = not line.parsed or bool(line.tampered)
+        for simple in line.commands:
+            words = command_words(simple.argv)
+            if not words:
+                continue
+            if not first_words:
+                first_words = words
+            if simple.dynamic and not words[0]:
+                opaque = True
+            decided = [r for r in rules if r.matches(words)]
+            strictest = max((r.decision for r in decided), key=_STRICTNESS.__getitem__, default=None)
+            if strictest == "forbid":
+                rule = next(r for r in decided if r.decision == "forbid")
+                self._decided(command, "forbid", "rule", " ".join(rule.prefix))
+                raise ToolError(f"The command is forbidden by the approval rule '{' '.join(rule.prefix)}' in the "
+                                "configuration; do not run it or anything equivalent.")
+            if strictest == "ask":
+                verdict = "ask"
+                matched.append(" ".join(words[:3]))
+                rule = next(r for r in decided if r.decision == "ask")
+                reasons.append(f"a rule asks before '{' '.join(rule.prefix)}'")
+                continue
+            allowed = strictest == "allow"
+            if not self.sandbox.network and needs_network(words) and not allowed:
+                wants_network = True
+                reasons.append(f"'{' '.join(words[:2])}' needs the network, which is off for commands")
+            if not self.sandbox.git_writable and writes_git(words) and not allowed and self.git_dir_exists():
+                wants_git = True
+                reasons.append(f"'{' '.join(words[:2])}' writes .git, which is read-only for commands")
+            if self.policy.policy == "untrusted" and not allowed and not read_only(words):
+                reasons.append("the approval policy 'untrusted' asks before commands that may change things")
+        if opaque and self.policy.policy == "untrusted":
+            reasons.append("the command line cannot be read reliably")
+        if reasons and verdict == "allow":
+            verdict = "ask"
+        grant = Grant(network=True if wants_network else None, git_writable=wants_git)
+        if verdict == "allow":
+            return grant
+        request = ApprovalRequest(command, tuple(dict.fromkeys(reasons)), generalized_prefix(first_words))
+        return self._ask(request, grant)
+
+    def _ask(self, request: ApprovalRequest, grant: Grant) -> Grant:
+        why = "; ".join(request.reasons)
+        if self.policy.policy == "never":
+            self._decided(request.command, "deny", "policy", request.prefix_text)
+            raise ToolError(f"The command was not run: {why}, and the approval policy 'never' does not ask; do the "
+                            "work without it or tell the user what it needs.")
+        if self.emit is not None:
+            self.emit("approval.requested", request.as_payload())
+        answer: Decision | None = None
+        if self.approver is not None:
+            try:
+                answer = self.approver(request)
+            except Exception:  # an approver that fails has not approved
+                log.exception("the approver failed; treating it as deny")
+                answer = None
+        if answer is None:
+            self._decided(request.command, "deny", "no answer", request.prefix_text)
+            raise ToolError(f"The command was not run: {why}, and nobody approved it (no one was asked, or no "
+                            "answer came); do the work without it or tell the user what it needs.")
+        if answer is Decision.DENY:
+            self._decided(request.command, "deny", "user", request.prefix_text)
+            raise ToolError(f"The user denied this command ({why}); do not run it again; do the work another way "
+                            "or tell the user what it needs.")
+        if answer is Decision.ALLOW_ALWAYS and request.prefix:
+            rule = PrefixRule(request.prefix, "allow")
+            self._session.append(rule)
+            if self.store is not None:
+                self.store.add(self.user, request.prefix)
+        self._decided(request.command, answer.value, "user", request.prefix_text)
+        return grant
+
+    def _decided(self, command: str, decision: str, by: str, prefix: str) -> None:
+        if self.emit is not None:
+            self.emit("approval.decided", {"command": command, "decision": decision, "by": by, "prefix": prefix})
+
+
+def parse_rules(raw: list[dict[str, Any]]) -> tuple[PrefixRule, ...]:
+    """``[[approval.rules]]`` tables as rules (validated by the configuration model first)."""
+    return tuple(PrefixRule(tuple(str(r["prefix"]).split()), str(r["decision"])) for r in raw)
+
+
+__all__ = ["DECISIONS", "POLICIES", "AllowStore", "ApprovalGate", "ApprovalPolicy", "ApprovalRequest", "Approver",
+           "Decision", "Grant", "PrefixRule", "command_words", "generalized_prefix", "needs_network", "parse_rules",
+           "read_only", "writes_git"]

