@@ -45,6 +45,8 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "agent.spawned",
         "agent.completed",
         "plan.updated",
+        "approval.requested",
+        "approval.decided",
     }
 )
 
