@@ -1,35 +1,72 @@
 """Secret redaction: the one place that decides what must never leave the process.
 
 Everything published (events, results, terminal, LSP notifications) passes
-through :class:`Redactor`. It removes common credential shapes wherever they
-appear and the exact values of secret-looking environment variables.
+through :class:`Redactor`. It removes, replacing each with ``[REDACTED]``:
+
+1. **Known values** — the run's provider keys and the values of
+   secret-looking environment variables — and their encoded forms:
+   base64 (standard and URL-safe, padded or not, at any of the three byte
+   alignments inside a longer blob), hex (lower and upper case; also hex
+   dumps with blanks, offsets and ASCII columns: xxd, hexdump -C, od -tx1),
+   percent-encoding (whole or partial), reversed (``rev``), and any of these
+   split across lines (``fold -w N``, ``base64``'s 76-column wrap, ``xxd -p``)
+   with ``\\n`` or ``\\r\\n``, trailing blanks, and indentation or ``> `` quote
+   prefixes on the continuation lines.
+2. **Credential shapes** anywhere (:data:`SECRET_PATTERNS`): provider and cloud
+   key formats, JWTs, bearer tokens, private key blocks, the password of
+   ``scheme://user:password@host`` URLs, and the values of assignments whose
+   name ends in a secret word (``password``, ``passwd``, ``pwd``, ``pass``,
+   ``passphrase``, ``secret``, ``token``, ``credential(s)``, or ``api``/
+   ``access``/``secret``/``private``/``client``/``auth``/… ``key``), in
+   env, shell, INI, TOML, YAML, JSON and URL-query shapes.
+
+Assignment rule (see docs/redaction.md): a *literal* value is redacted; code
+is not. Quoted strings are literals; an unquoted value is kept when it is a
+placeholder (``$VAR``, ``${VAR}``, ``{{ x }}``, ``<x>``, ``%(x)s``, ``***``),
+an expression (contains a bracket or parenthesis, or is a dotted name such as
+``os.environ`` or ``self.password``), a type, keyword or null/boolean
+(``str``, ``None``, ``null``, ``true`` …), a type-like name after ``:``
+(``password: SecretStr``), or a code name after an ``=`` written as code
+writes it (``password = pw``, ``f(token=tok, …)``). Everything else (``password=hunter2``,
+``PASSWORD=letmein``, ``client_secret: abc123``) is redacted; the name and
+separator stay so the output remains readable.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 REDACTED = "[REDACTED]"
 
-# Each pattern matches a whole credential; order matters only for overlap.
+# Each pattern matches a whole credential; order matters only for overlap. Patterns start with
+# their literal prefix (the word-boundary check comes after it as a look-behind) so the regex
+# engine can skip ahead to candidates instead of trying every position.
 SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S),
-    re.compile(r"\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{40,}\b"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}\b"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=+/]{8,}"),
-    re.compile(r"(?i)(?<![A-Za-z0-9])(authorization|api[_-]?key|x-api-key)(\s*[:=]\s*)['\"]?[^\s'\"]{8,}"),
+    re.compile(r"sk-(?<!\wsk-)(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"),
+    re.compile(r"A(?:KIA|SIA)(?<!\wA[KS]IA)[0-9A-Z]{16}\b"),
+    re.compile(r"gh[pousr]_(?<!\wgh[pousr]_)[A-Za-z0-9]{30,}\b"),
+    re.compile(r"github_pat_(?<!\wgithub_pat_)[A-Za-z0-9_]{40,}\b"),
+    re.compile(r"xox[abposr]-(?<!\wxox[abposr]-)[A-Za-z0-9\-]{10,}\b"),
+    re.compile(r"AIza(?<!\wAIza)[0-9A-Za-z_\-]{35}\b"),
+    re.compile(r"eyJ(?<!\weyJ)[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)bearer(?<!\wbearer)\s+[A-Za-z0-9_\-\.=+/]{8,}"),
+    # "Authorization: Basic dXNlcjpwYXNz" too: the scheme word is not the credential.
+    re.compile(r"(?i)(?<![A-Za-z0-9])(authorization|x-api-key)(\s*[:=]\s*)['\"]?"
+               r"(?:(?:basic|bearer|digest|token)\s+)?[^\s'\"]{8,}"),
 )
+# Lower-case words one of which a case-insensitive pattern needs; without them it is not run.
+_PATTERN_HINTS: tuple[tuple[str, ...], ...] = ((),) * 8 + (("bearer",), ("authorization", "x-api-key"))
 
 _SECRET_NAME = re.compile(r"(?i)(key|token|secret|passw(or)?d|credential|auth|private|session|cookie)")
 _MIN_VALUE_LEN = 6
+# No credential shape is shorter than "pwd=x"; shorter strings (most event fields) pass untouched.
+_SHORTEST_CREDENTIAL = 5
 
 
 def is_secret_env_name(name: str) -> bool:
@@ -44,28 +81,381 @@ def secret_env_values(environ: Mapping[str, str] | None = None, extra_names: Ite
     return {env[name] for name in names if len(env.get(name, "")) >= _MIN_VALUE_LEN}
 
 
+# --- known values and their encoded forms ---------------------------------------------------------
+
+# What a line fold leaves between two pieces of one value: blanks (and a CR) at the end of a
+# line, the line break, and the next line's indentation or "> " quote prefix. Text is searched
+# with these removed.
+_TRAILING = " \t\r"
+_LEADING = " \t>"
+_FOLD_EDGE = " \t\r\n>"
+# A percent-encoded run: %XX triples and any other non-blank characters (partial encoding leaves
+# reserved characters such as "/" and "@" as they are).
+_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+_PCT_RUN = re.compile(r"\S{1,16384}")
+_BLANK = re.compile(r"\s")
+_PCT_LOOKBACK = 4096
+# One line of a hex dump with blanks between the groups (xxd, xxd -g1, hexdump, hexdump -C, od -tx1,
+# od -An -tx1): an optional offset, 2 or more groups of 2-8 hex digits, then e.g. an ASCII column.
+_DUMP_GROUP = re.compile(r"([ \t]+)([0-9a-fA-F]+)")
+_DUMP_LINE = re.compile(  # matched against "\n" + text: the literal "\n" lets the engine skip ahead
+    r"(?m)\n(?P<offset>(?:[ \t]*+[0-9a-fA-F]{6,16}:?)?)(?P<hex>(?:[ \t]{1,3}(?:[0-9a-fA-F]{2}){1,4}){2,64})"
+    r"(?P<rest>[^\n]{0,256})$"
+)
+# Output characters of base64 that depend only on the value, for a value starting at byte
+# offset 0, 1 or 2 of a 3-byte group (the first ceil(8k/6) characters mix in the bytes before).
+_B64_FIRST_CLEAN = (0, 2, 3)
+
+
+def _unfold(text: str) -> str:
+    """``text`` with every line fold removed (see :func:`_pieces` for the exact rule)."""
+    if "\n" not in text:
+        return text
+    lines = text.split("\n")
+    last = len(lines) - 1
+    return "".join([lines[0].rstrip(_TRAILING)]
+                    + [line.lstrip(_LEADING).rstrip(_TRAILING) for line in lines[1:last]]
+                    + [lines[last].lstrip(_LEADING)])
+
+
+def _pieces(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` spans of ``text`` that :func:`_unfold` keeps, in order."""
+    if "\n" not in text:
+        return [(0, len(text))]
+    lines = text.split("\n")
+    last = len(lines) - 1
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for index, line in enumerate(lines):
+        start = at + (len(line) - len(line.lstrip(_LEADING)) if index else 0)
+        end = at + (len(line.rstrip(_TRAILING)) if index < last else len(line))
+        spans.append((start, max(start, end)))
+        at += len(line) + 1
+    return spans
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """The strings that give ``secret`` away: itself and its encodings, as searched in unfolded text.
+
+    Every form is at least :data:`_MIN_VALUE_LEN` characters long; shorter ones
+    would match ordinary text.
+    """
+    raw = _unfold(secret).strip(_FOLD_EDGE)
+    data = secret.encode("utf-8", "surrogatepass")
+    forms = {raw, raw[::-1], data.hex(), data.hex().upper()}
+    for offset, first in enumerate(_B64_FIRST_CLEAN):
+        encoded = base64.b64encode(b"\0" * offset + data + b"\0\0").decode("ascii")
+        core = encoded[first:(8 * (offset + len(data))) // 6]
+        forms.add(core)
+        forms.add(core.replace("+", "-").replace("/", "_"))
+    return {form for form in forms if len(form) >= _MIN_VALUE_LEN}
+
+
+def _decoded_spans(text: str, start: int, end: int, decoded: bytes, values: list[bytes]) -> list[tuple[int, int]]:
+    """Where in ``text[start:end]`` (percent-encoded) the decoded ``values`` came from."""
+    origin: list[int] = []  # text offset of each decoded byte
+    at = start
+    while at < end:
+        if text[at] == "%" and _PCT.match(text, at):
+            origin.append(at)
+            at += 3
+        else:
+            origin.extend([at] * len(text[at].encode("utf-8", "surrogatepass")))
+            at += 1
+    origin.append(end)
+    spans: list[tuple[int, int]] = []
+    for value in values:
+        found = decoded.find(value)
+        while found >= 0:
+            spans.append((origin[found], origin[found + len(value)]))
+            found = decoded.find(value, found + len(value))
+    return spans
+
+
+def _dump_groups(hex_part: str) -> list[str]:
+    """The hex groups of one dump line, without the start of an ASCII column that happens to look like hex.
+
+    Groups have one width and one blank between them; a shorter group ends the line (the dump's
+    last bytes); the only wider gap allowed is hexdump -C's, after eight single bytes.
+    """
+    tokens = hex_part.split()
+    width = len(tokens[0])
+    if " ".join(tokens) == hex_part.lstrip(" \t") and all(len(t) == width for t in tokens[:-1]) \
+            and len(tokens[-1]) <= width and not width % 2 and not len(tokens[-1]) % 2:
+        return tokens  # the common case: one blank between groups of one width
+    groups: list[str] = []
+    for token in _DUMP_GROUP.finditer(hex_part):
+        gap, group = token.group(1), token.group(2)
+        if groups:
+            width = len(groups[0])
+            middle = len(groups) == 8 and width == 2 and gap == "  "
+            if len(group) > width or (len(gap) > 1 and not middle):
+                break
+            if len(group) < width:
+                groups.append(group)
+                break
+        if len(group) % 2:
+            break
+        groups.append(group)
+    return groups
+
+
+def _dump_bytes(groups: list[str]) -> tuple[bytes, bytes]:
+    """The bytes of one dump line's hex groups, as written and with 2-byte words swapped (hexdump)."""
+    written = bytes.fromhex("".join(groups))
+    swapped = bytes.fromhex("".join(g[2:4] + g[0:2] if len(g) == 4 else g for g in groups))
+    return written, swapped
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _replace_folded(text: str, spans: list[tuple[int, int]]) -> str:
+    """Replace ``spans`` of the unfolded text in ``text``: one marker per line piece, line breaks kept."""
+    cuts: list[tuple[int, int]] = []
+    pieces = _pieces(text)
+    index = 0
+    joined_at = [0]
+    for start, end in pieces:
+        joined_at.append(joined_at[-1] + end - start)
+    for start, end in spans:
+        while index < len(pieces) and joined_at[index + 1] <= start:
+            index += 1
+        scan = index
+        while scan < len(pieces) and joined_at[scan] < end:
+            piece_start, piece_end = pieces[scan]
+            lo = piece_start + max(start - joined_at[scan], 0)
+            hi = piece_start + min(end - joined_at[scan], piece_end - piece_start)
+            if hi > lo:
+                cuts.append((lo, hi))
+            scan += 1
+    out: list[str] = []
+    at = 0
+    for lo, hi in _merge(cuts):
+        out.append(text[at:lo])
+        out.append(REDACTED)
+        at = hi
+    out.append(text[at:])
+    return "".join(out)
+
+
+# --- credential shapes ------------------------------------------------------------------------------
+
+# scheme://user:password@ — anchored on "://" so long runs of letters cost nothing; bounded so a
+# hostile "://a:a:a:…" line cannot make it quadratic.
+_URL_PASSWORD = re.compile(r"://(?<=[A-Za-z0-9]://)(?P<user>[^\s/:@]{0,256}):(?P<secret>[^\s/@]{1,256})@")
+
+# Run on lower-cased text (same length, so the offsets hold for the original); "key" counts only
+# after a qualifier (api_key, secretKey, x-api-key), checked in _assignment.
+_ASSIGNMENT_SOURCE = (
+    r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|key)"
+    r"(?P<sep>(?:\\?[\"'])?[ \t]*(?::=|=>|[:=])[ \t]*)(?!=)"
+    r"(?P<value>\\\"[^\"\n]{0,1024}?\\\"|\"(?:[^\"\\\n]|\\.){0,1024}\"|'[^'\n]{0,1024}'|[^\s'\"`,;&<>]{1,1024})"
+)
+_ASSIGNMENT = re.compile(_ASSIGNMENT_SOURCE)
+_ASSIGNMENT_ANY_CASE = re.compile(_ASSIGNMENT_SOURCE, re.I)  # for text whose lower-casing changes its length
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_.\-]{0,64}$")
+_KEY_QUALIFIER = re.compile(
+    r"(?i)(?:api|access|secret|private|client|auth|signing|encryption|master|account|app)[_.\-]?$"
+)
+_PLACEHOLDER = re.compile(
+    r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{?[^{}]*\}?\}|<[^<>]*>|%\([A-Za-z_]\w*\)[sdr]|\*+|x{3,}|X{3,}"
+    r"|\.{3}|…|\[REDACTED\]|[|>\-+]+"
+)
+_EXPRESSION = re.compile(r"[()\[\]{}]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+# Names as code spells them (snake_case, camelCase, PascalCase, CONSTANT_CASE) and type names.
+_CODE_NAME = re.compile(
+    r"[a-z_][a-z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]*)+|(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
+)
+_TYPE_NAME = re.compile(r"(?:[A-Z][a-z0-9]+)+|[A-Z]{1,4}")
+_NON_SECRETS = frozenset({
+    "none", "null", "nil", "undefined", "true", "false", "yes", "no", "on", "off", "str", "string", "bytes",
+    "int", "bool", "any", "required", "optional", "empty", "unset", "redacted",
+})
+
+
+def _ends_name(prefix: str, word: str) -> bool:
+    """``word`` starts the last part of a name: ``db_password``, ``X-Auth-Token``, ``clientSecret``, not ``bypass``."""
+    if not prefix:
+        return True
+    last = prefix[-1]
+    if last in "_.-":
+        return True
+    return word[0].isupper() and (last.islower() or last.isdigit())
+
+
+def _secret_name(text: str, start: int, word: str) -> bool:
+    tail = _NAME_TAIL.search(text, max(0, start - 64), start)
+    prefix = tail.group(0) if tail else ""
+    if word.lower() != "key":
+        return _ends_name(prefix, word)
+    qualifier = _KEY_QUALIFIER.search(prefix)
+    return bool(qualifier) and _ends_name(prefix[:qualifier.start()], prefix[qualifier.start():] or word)
+
+
+def _literal_value(value: str, sep: str, after: str) -> bool:
+    """True when an unquoted assigned value is a literal (to redact), not code or a placeholder."""
+    if _PLACEHOLDER.fullmatch(value) or _EXPRESSION.search(value) or value.lower() in _NON_SECRETS:
+        return False
+    if ":" in sep and ":=" not in sep:
+        return not _TYPE_NAME.fullmatch(value)  # password: SecretStr is an annotation
+    code_like = sep.startswith((" ", "\t")) or sep.endswith((" ", "\t")) or after in (",", ")")
+    return not (code_like and _CODE_NAME.fullmatch(value))  # password = pw, connect(password=pw, …)
+
+
+def _assignment(text: str, match: re.Match[str]) -> str | None:
+    """The redacted form of one assignment match (offsets into ``text``), or None to keep it."""
+    start, sep_start, value_start, end = match.start(), match.start("sep"), match.start("value"), match.end()
+    if not _secret_name(text, start, text[start:sep_start]):
+        return None
+    value = text[value_start:end]
+    if text[start:sep_start].lower() == "pwd" and value.lstrip("\"'").startswith(("/", "~")):
+        return None  # PWD=/work/dir (env output) is the working directory
+    head = text[start:value_start]
+    if value.startswith('\\"'):
+        inner, quote = value[2:-2], '\\"'
+    elif value[0] in "\"'":
+        inner, quote = value[1:-1], value[0]
+    else:
+        after = text[end:end + 1]
+        return head + REDACTED if _literal_value(value, text[sep_start:value_start], after) else None
+    if not inner.strip() or _PLACEHOLDER.fullmatch(inner.strip()):
+        return None
+    return f"{head}{quote}{REDACTED}{quote}"
+
+
+def _assignments(text: str) -> str:
+    low = text.lower()
+    matches = _ASSIGNMENT.finditer(low) if len(low) == len(text) else _ASSIGNMENT_ANY_CASE.finditer(text)
+    out: list[str] = []
+    at = 0
+    for match in matches:
+        replaced = _assignment(text, match)
+        if replaced is not None:
+            out.append(text[at:match.start()])
+            out.append(replaced)
+            at = match.end()
+    if not out:
+        return text
+    out.append(text[at:])
+    return "".join(out)
+
+
+def _url_password(match: re.Match[str]) -> str:
+    if _PLACEHOLDER.fullmatch(match.group("secret")):
+        return match.group(0)
+    return f"://{match.group('user')}:{REDACTED}@"
+
+
 class Redactor:
     """Replaces credentials in strings and nested JSON-like values."""
 
     def __init__(self, literal_secrets: Iterable[str] = ()) -> None:
+        self._literals: list[str] = []
+        self._raw_bytes: tuple[bytes, ...] = ()
+        self._forms: tuple[str, ...] = ()
+        self._shortest_form = 0
+        self._set({s for s in literal_secrets if len(s) >= _MIN_VALUE_LEN})
+
+    def _set(self, literals: set[str]) -> None:
         # Longest first so a secret that contains another is removed whole.
-        self._literals = sorted({s for s in literal_secrets if len(s) >= _MIN_VALUE_LEN}, key=len, reverse=True)
+        self._literals = sorted(literals, key=len, reverse=True)
+        raw = {_unfold(s).strip(_FOLD_EDGE) for s in literals} - {""}
+        self._raw_bytes = tuple(sorted({r.encode("utf-8", "surrogatepass") for r in raw}, key=len, reverse=True))
+        forms: set[str] = set()
+        for literal in literals:
+            forms |= encoded_forms(literal)
+        self._forms = tuple(sorted(forms, key=len, reverse=True))
+        self._shortest_form = min((len(form) for form in forms), default=0)
 
     @classmethod
     def from_environment(cls, extra_names: Iterable[str] = (), extra_values: Iterable[str] = ()) -> Redactor:
         return cls(secret_env_values(extra_names=extra_names) | set(extra_values))
 
     def add(self, *values: str) -> None:
-        merged = set(self._literals) | {v for v in values if len(v) >= _MIN_VALUE_LEN}
-        self._literals = sorted(merged, key=len, reverse=True)
+        self._set(set(self._literals) | {v for v in values if len(v) >= _MIN_VALUE_LEN})
 
     def text(self, value: str) -> str:
-        for literal in self._literals:
-            if literal in value:
-                value = value.replace(literal, REDACTED)
-        for pattern in SECRET_PATTERNS:
-            value = pattern.sub(_replacement, value)
-        return value
+        if len(value) < _SHORTEST_CREDENTIAL:
+            return value
+        if self._forms and len(value) >= self._shortest_form:
+            value = self._known_values(value)
+        low = value.lower()
+        for pattern, hints in zip(SECRET_PATTERNS, _PATTERN_HINTS, strict=True):
+            if not hints or any(hint in low for hint in hints):
+                value = pattern.sub(_replacement, value)
+        if "://" in value:
+            value = _URL_PASSWORD.sub(_url_password, value)
+        return _assignments(value)
+
+    def _known_values(self, value: str) -> str:
+        """Remove known values and their encoded forms, also when folded across lines."""
+        joined = _unfold(value)
+        spans: list[tuple[int, int]] = []
+        for form in self._forms:
+            at = joined.find(form)
+            while at >= 0:
+                spans.append((at, at + len(form)))
+                at = joined.find(form, at + len(form))
+        if "%" in joined:
+            spans.extend(self._percent_encoded(joined))
+        value = _replace_folded(value, _merge(spans)) if spans else value
+        return self._hex_dumps(value)
+
+    def _hex_dumps(self, value: str) -> str:
+        """Blocks of hex-dump lines whose bytes hold a known value: every line's groups and ASCII column go."""
+        blocks: list[list[re.Match[str]]] = []
+        for line in _DUMP_LINE.finditer("\n" + value):  # offsets are one more than in value
+            if blocks and blocks[-1][-1].end() == line.start():
+                blocks[-1].append(line)
+            else:
+                blocks.append([line])
+        cuts: list[tuple[int, int]] = []
+        for block in blocks:
+            decoded = [_dump_bytes(_dump_groups(line.group("hex"))) for line in block]
+            written = b"".join(one for one, _ in decoded)
+            swapped = b"".join(other for _, other in decoded)
+            # Without its last byte too: a dump of an odd-length value may end in a half word.
+            if any(raw[:-1] in written or raw[:-1] in swapped for raw in self._raw_bytes):
+                cuts.extend((line.end("offset") - 1, line.end() - 1) for line in block)
+        if not cuts:
+            return value
+        out: list[str] = []
+        at = 0
+        for lo, hi in cuts:
+            out.append(value[at:lo])
+            out.append(" " + REDACTED)
+            at = hi
+        out.append(value[at:])
+        return "".join(out)
+
+    def _percent_encoded(self, joined: str) -> list[tuple[int, int]]:
+        """Spans of percent-encoding (whole or partial) that decode to a known value, exactly."""
+        spans: list[tuple[int, int]] = []
+        covered = 0
+        for triple in _PCT.finditer(joined):
+            if triple.start() < covered:
+                continue
+            floor = max(covered, triple.start() - _PCT_LOOKBACK)
+            before = joined[floor:triple.start()][::-1]
+            stop = _BLANK.search(before)
+            start = triple.start() - (stop.start() if stop else len(before))
+            run = _PCT_RUN.match(joined, triple.start())
+            end = run.end() if run else triple.end()
+            covered = end
+            decoded = unquote_to_bytes(joined[start:end].encode("utf-8", "surrogatepass"))
+            hits = [raw for raw in self._raw_bytes if raw in decoded]
+            if hits:
+                spans.extend(_decoded_spans(joined, start, end, decoded, hits))
+        return spans
 
     def value(self, value: Any) -> Any:
         """Redact every string inside a JSON-like value (dicts, lists, tuples)."""
