@@ -125,10 +125,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from k1412_ls.assembly import build_runtime
     from k1412_ls.config import load_config
     from k1412_ls.core.runtime import RunRequest
+    from k1412_ls.tools.documents import sweep_write_temps
 
     if not args.task.strip():
         raise CliError("The task is empty; say what K1412 should do.")
     workspace = _workspace(args.workspace)
+    sweep_write_temps(workspace)  # temp files of writes a killed process left behind
     events_file = _events_file(args.events)
     config = load_config(args.config, workspace)
     runtime = build_runtime(config)

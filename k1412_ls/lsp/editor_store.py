@@ -5,6 +5,14 @@ state or sends a message is marshalled onto the server's event loop; the
 calling thread waits (bounded, and gives up when the run ends). The client
 applies the edit first; only then is the same text persisted to disk, so a
 refused edit writes nothing and, after a write, the buffer and the file agree.
+
+A write is computed from what the agent read: the buffer at some version, and
+the disk as it was then (``Snapshot.disk``). Before the edit is sent, the buffer
+must still be at that version and the disk still that version (or hold the
+buffer's own text: the user saved); after the client applied it, the disk write
+commits only if the disk is still what was checked before the round trip. The
+run holds the workspace lock throughout, so another K1412 process cannot write
+in between; anything else that does is caught by these comparisons.
 """
 
 from __future__ import annotations
@@ -26,7 +34,15 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.textedit import minimal_replacement, position_at
-from k1412_ls.tools.documents import BOM, DiskDocumentStore, Snapshot, open_regular
+from k1412_ls.tools.documents import (
+    BOM,
+    NO_FILE,
+    DiskDocumentStore,
+    Snapshot,
+    StaleWrite,
+    bytes_version,
+    open_regular,
+)
 from k1412_ls.tools.registry import ToolError
 
 T = TypeVar("T")
@@ -77,39 +93,68 @@ class EditorDocumentStore:
             self._read_versions.pop(path, None)
             return self.disk.read(path)  # never cached: an external change is seen at once
         self._read_versions[path] = buffer.version
-        return Snapshot(text=buffer.text, bom=_disk_has_bom(path), version=buffer.version)
+        return Snapshot(text=buffer.text, bom=_disk_has_bom(path), version=buffer.version,
+                        disk=self.disk.version(path))
 
     # -- writing ---------------------------------------------------------------------------
-    def write(self, path: Path, text: str, *, bom: bool = False, label: str = "") -> None:
+    def write(self, path: Path, text: str, *, bom: bool = False, label: str = "",
+              expect: str | None = None) -> None:
         if not self.apply_edit:
-            self.disk.write(path, text, bom=bom)
+            self.disk.write(path, text, bom=bom, expect=expect)
             return
         buffer = self._on_loop(lambda: self._buffer(path))
         if buffer is not None:
-            self._write_buffer(path, buffer, text, label)
+            checked = self._write_buffer(path, buffer, text, label, bom, expect)
         elif path.exists():
-            old = self.disk.read(path).text
-            self._write_closed(path, old, text, label)
-        elif self.document_changes and "create" in self.resource_ops:
-            uri = from_fs_path(str(path)) or path.as_uri()
-            create = types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True),
-                                      annotation_id=self._annotation_id())
-            self._apply([create, self._text_edit(uri, None, "", text)], label, path)
+            old = self.disk.read(path)
+            checked = old.disk
+            if expect is not None and checked != expect:
+                raise StaleWrite(f"{path.name} changed on disk since it was read.")
+            self._write_closed(path, old.text, text, label)
+        else:
+            checked = NO_FILE
+            if expect is not None and expect != NO_FILE:
+                raise StaleWrite(f"{path.name} was deleted since it was read.")
+            if self.document_changes and "create" in self.resource_ops:
+                uri = from_fs_path(str(path)) or path.as_uri()
+                create = types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True),
+                                          annotation_id=self._annotation_id())
+                self._apply([create, self._text_edit(uri, None, "", text)], label, path)
+                # The editor creates the file itself: empty, or already holding the text.
+                created = self.disk.version(path)
+                ours = (BOM if bom else b"") + text.encode("utf-8", "surrogatepass")
+                if created in (bytes_version(b""), bytes_version(ours)):
+                    checked = created
         # Without file-creation support the editor has no buffer to update: the disk is the truth.
-        self.disk.write(path, text, bom=bom)
+        # The disk must still be what was checked before the round trip to the editor.
+        try:
+            self.disk.write(path, text, bom=bom, expect=checked)
+        except StaleWrite:
+            raise StaleWrite(
+                f"{self._rel(path)} changed on disk while the editor applied the edit: the editor has the edit "
+                f"but the file on disk was not written; ask the user to save or reload it, then read it "
+                f"again with read_file.", complete=True) from None
 
-    def _write_buffer(self, path: Path, buffer: OpenBuffer, text: str, label: str) -> None:
+    def _write_buffer(self, path: Path, buffer: OpenBuffer, text: str, label: str, bom: bool,
+                      expect: str | None) -> str:
+        """Send the edit of an open buffer; returns the disk version checked just before it."""
         read_version = self._read_versions.get(path, buffer.version)
         if buffer.version != read_version:
             raise ToolError(
                 f"{self._rel(path)} changed in the editor since you last read it (the user is typing); "
                 f"read it again with read_file and redo your edit."
             )
+        checked = self.disk.version(path)
+        # The disk may only have changed into the buffer's own text (the user saved it).
+        saved = bytes_version((BOM if bom else b"") + buffer.text.encode("utf-8", "surrogatepass"))
+        if expect is not None and checked not in (expect, saved):
+            raise StaleWrite(f"{path.name} changed on disk since it was read.")
         if text == buffer.text:
-            return
+            return checked
         self._apply([self._text_edit(buffer.uri, read_version, buffer.text, text)], label, path)
         synced = self._wait_for_buffer(path, text)
         self._read_versions[path] = synced.version if synced is not None else read_version
+        return checked
 
     def _write_closed(self, path: Path, old: str, text: str, label: str) -> None:
         if old == text:

@@ -123,6 +123,7 @@ async def on_initialized(ls: K1412LanguageServer, params: types.InitializedParam
     if get_capability(ls.client_capabilities, "workspace.configuration", False):
         await _pull_settings(ls)
     _restart_watcher(ls)
+    await asyncio.get_running_loop().run_in_executor(None, _sweep_write_temps, ls)
 
 
 async def on_did_change_configuration(ls: K1412LanguageServer, params: types.DidChangeConfigurationParams) -> None:
@@ -162,6 +163,19 @@ def _restart_watcher(ls: K1412LanguageServer) -> None:
     except Exception:  # no folder open: watch only the configuration file
         pass
     ls.watcher.start(roots, ls.runs.config_candidates())
+
+
+def _sweep_write_temps(ls: K1412LanguageServer) -> None:
+    """Remove temp files that killed writes left in the workspace (off the event loop)."""
+    from k1412_ls.tools.documents import sweep_write_temps
+
+    try:
+        root = ls.runs.workspace_root()
+    except Exception:  # no folder open: nothing to sweep
+        return
+    removed = sweep_write_temps(root)
+    if removed:
+        log.info("removed %d temp file(s) of interrupted writes under %s", removed, root)
 
 
 def on_shutdown(ls: K1412LanguageServer, params: Any) -> None:

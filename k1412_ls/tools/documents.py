@@ -13,6 +13,19 @@ Disk safety rules, in one place:
   fsync it and rename it over the target relative to the same directory fd;
   an existing file's mode is kept; a crash or a full disk leaves the old
   content, never a truncated file;
+- a write commits only over the version it was computed from: just before
+  the rename, with the directory locked (``flock``) against other K1412
+  writers, the file's bytes are compared with the version the caller read
+  (``expect``, a sha256 or :data:`NO_FILE`); any difference refuses the
+  write with :class:`StaleWrite` and nothing is written;
+- the new content is staged outside the workspace, in K1412's state
+  directory (``staging/``) when it is on the same filesystem, else in the
+  target's directory, as an unnamed file (``O_TMPFILE``) that gets a name
+  (``.k1412-<hex>.tmp``) only for the rename; so a process killed mid-write
+  leaves nothing in the workspace. Filesystems without ``O_TMPFILE`` get a
+  named temp file at once. Such names are never listed, searched or read by
+  the tools, and :func:`sweep_write_temps` removes leftovers when a run or the
+  server starts;
 - hard-linked files (``st_nlink > 1``) are refused: writing in place would
   also change the other links (possibly outside the workspace) and renaming
   would silently split them.
@@ -21,35 +34,63 @@ Disk safety rules, in one place:
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import os
+import re
 import secrets
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from k1412_ls.locations import state_dir
 from k1412_ls.tools.registry import ToolError
 
 BOM = b"\xef\xbb\xbf"
 # Largest file loaded whole as a document; read_file streams windows of bigger ones.
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 SPECIAL_ROOTS = ("/proc", "/sys", "/dev")
+# The disk version of a path where no file exists (versions are otherwise sha256 hex digests of the bytes).
+NO_FILE = "no-file"
+WRITE_TEMP = re.compile(r"\.k1412-[0-9a-f]{12}\.tmp")
+WRITE_TEMP_GLOB = ".k1412-????????????.tmp"  # the same names as a glob (for ripgrep)
+# The sweep for leftover temp files looks at this many directory entries at most.
+SWEEP_MAX_ENTRIES = 50_000
 
 
 class NotTextError(ToolError):
     """The file exists but is binary or not UTF-8, so it cannot be handled as text."""
 
 
+class StaleWrite(ToolError):
+    """The file is no longer the version a write was computed from; nothing was written.
+
+    ``complete`` marks a message that already says what happened and what to do; otherwise callers
+    replace it with their workspace-relative stale-read sentence.
+    """
+
+    def __init__(self, message: str, *, complete: bool = False) -> None:
+        super().__init__(message)
+        self.complete = complete
+
+
 @dataclass(frozen=True)
 class Snapshot:
-    """The current text of a document. ``version`` is the editor buffer version (None on disk)."""
+    """The current text of a document. ``version`` is the editor buffer version (None on disk).
+
+    ``disk`` is the version of the file on disk when the snapshot was taken (sha256 of its bytes,
+    :data:`NO_FILE` if there was none, None if unknown): a write computed from this snapshot passes it
+    as ``expect`` so it commits only over that same version.
+    """
 
     text: str
     bom: bool = False
     version: int | None = None
+    disk: str | None = None
 
     @property
     def sha256(self) -> str:
@@ -61,7 +102,8 @@ class DocumentStore(Protocol):
 
     def read(self, path: Path) -> Snapshot: ...
 
-    def write(self, path: Path, text: str, *, bom: bool = False, label: str = "") -> None: ...
+    def write(self, path: Path, text: str, *, bom: bool = False, label: str = "",
+              expect: str | None = None) -> None: ...
 
     def delete(self, path: Path, *, label: str = "") -> None: ...
 
@@ -91,12 +133,21 @@ def describe_os_error(exc: OSError, name: str, doing: str) -> str:
     return f"Could not finish {doing} {name} ({errno.errorcode.get(code or 0, 'OS error')}); check the path and try again."
 
 
+def is_write_temp(name: str) -> bool:
+    """Whether ``name`` is the temp file of a K1412 write (never workspace content)."""
+    return WRITE_TEMP.fullmatch(name) is not None
+
+
 def refuse_special(path: Path) -> None:
-    """Refuse kernel and device trees outright: their files lie about their size or never end."""
+    """Refuse kernel and device trees outright (their files lie about their size or never end), and
+    the temp files of unfinished writes."""
     text = str(path)
     for root in SPECIAL_ROOTS:
         if text == root or text.startswith(root + "/"):
             raise ToolError(f"{path} is a kernel or device file; read regular workspace files only.")
+    if is_write_temp(path.name):
+        raise ToolError(f"{path.name} is the temporary file of an unfinished K1412 write, not workspace content; "
+                        f"read the file it was meant to replace instead.")
 
 
 def file_kind(mode: int) -> str:
@@ -188,14 +239,22 @@ class DiskDocumentStore:
                 )
             data = read_fd(fd, MAX_DOCUMENT_BYTES + 1)
         text, bom = decode_text(data, path.name)
-        return Snapshot(text=text, bom=bom)
+        return Snapshot(text=text, bom=bom, disk=bytes_version(data))
 
-    def write(self, path: Path, text: str, *, bom: bool = False, label: str = "") -> None:
+    def write(self, path: Path, text: str, *, bom: bool = False, label: str = "",
+              expect: str | None = None) -> None:
         try:
             data = (BOM if bom else b"") + text.encode("utf-8")
         except UnicodeEncodeError:
             raise ToolError(f"The text for {path.name} is not encodable as UTF-8; remove lone surrogates.") from None
-        atomic_write_bytes(path, data, root=self.root)
+        atomic_write_bytes(path, data, root=self.root, expect=expect)
+
+    def version(self, path: Path) -> str:
+        """The file's version on disk now: sha256 of its bytes, or :data:`NO_FILE`."""
+        if not os.path.isdir(path.parent):
+            return NO_FILE
+        with open_parent(path, root=self.root, create=False) as dir_fd:
+            return version_at(dir_fd, path.name)
 
     def delete(self, path: Path, *, label: str = "") -> None:
         with open_parent(path, root=self.root, create=False) as dir_fd:
@@ -284,16 +343,190 @@ def _current_umask() -> int:
     return 0o022
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, root: Path | None = None) -> None:
+def bytes_version(data: bytes) -> str:
+    """The version of a file holding ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def version_at(dir_fd: int, name: str) -> str:
+    """The version of ``name`` in ``dir_fd`` now; anything but a regular file gets a version no read has."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return NO_FILE
+    except OSError as exc:
+        return f"unreadable ({errno.errorcode.get(exc.errno or 0, 'error')})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return f"not a regular file ({file_kind(info.st_mode)})"
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def locked_directory(dir_fd: int, *, wait: bool = True) -> Iterator[bool]:
+    """Hold an exclusive ``flock`` on a directory: K1412 writes into it, and sweeps of it, take turns.
+
+    Yields False (without the lock) when ``wait`` is False and another holder has it, or when the
+    filesystem has no ``flock``; the commit-time comparison still guards the write then.
+    """
+    try:
+        fcntl.flock(dir_fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except OSError:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        fcntl.flock(dir_fd, fcntl.LOCK_UN)
+
+
+def _open_unnamed(dir_fd: int) -> int | None:
+    """An unnamed file in ``dir_fd`` (``O_TMPFILE``), or None where the filesystem has none."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag:
+        return None
+    try:
+        return os.open(".", flag | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return None
+        raise
+
+
+def _write_all(fd: int, data: bytes, mode: int, group: int | None) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    if group is not None:
+        try:
+            os.fchown(fd, -1, group)  # what the target directory's setgid bit would have given it
+        except OSError:
+            pass
+    os.fchmod(fd, mode)
+    os.fsync(fd)
+
+
+def _staged_temp(stage_fd: int, data: bytes, mode: int, group: int | None, *,
+                 unnamed: bool = True) -> tuple[int, str | None]:
+    """The new content, written and synced: ``(fd, None)`` for an unnamed file, else ``(fd, temp name)``."""
+    fd = _open_unnamed(stage_fd) if unnamed else None
+    if fd is not None:
+        try:
+            _write_all(fd, data, mode, group)
+        except BaseException:
+            os.close(fd)  # the unnamed file vanishes with its last descriptor
+            raise
+        return fd, None
+    name = f".k1412-{secrets.token_hex(6)}.tmp"
+    # 0600 while the data is incomplete; the final mode is set before the rename.
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=stage_fd)
+    try:
+        _write_all(fd, data, mode, group)
+    except BaseException:
+        os.close(fd)
+        _unlink_quietly(name, stage_fd)
+        raise
+    return fd, name
+
+
+def _name_unnamed(fd: int, stage_fd: int) -> str | None:
+    """Link an unnamed file into ``stage_fd`` under a temp name; None if this system cannot."""
+    name = f".k1412-{secrets.token_hex(6)}.tmp"
+    try:
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=stage_fd, follow_symlinks=True)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.EXDEV, errno.EPERM, errno.ENOTDIR):
+            return None  # no /proc, or linking refused: write a named temp file instead
+        raise
+    return name
+
+
+def _unlink_quietly(name: str, dir_fd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
+
+
+def staging_dir() -> Path:
+    """Where new content is staged before it is renamed into place (K1412's state directory)."""
+    return state_dir() / "staging"
+
+
+def _open_staging(dir_fd: int) -> int | None:
+    """The staging directory, if it is on the same filesystem as ``dir_fd`` (a rename can cross then)."""
+    path = staging_dir()
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if os.fstat(fd).st_dev == os.fstat(dir_fd).st_dev:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+class _CrossDevice(Exception):
+    """The staging directory is on another mount than the target after all (a bind mount)."""
+
+
+def _commit(dir_fd: int, stage_fd: int, name: str, data: bytes, mode: int, group: int | None,
+            expect: str | None) -> None:
+    """Stage ``data`` in ``stage_fd``, compare the target with ``expect``, rename it over ``name``."""
+    try:
+        fd, tmp = _staged_temp(stage_fd, data, mode, group)
+    except OSError as exc:
+        raise ToolError(describe_os_error(exc, name, "writing")) from None
+    try:
+        if expect is not None and version_at(dir_fd, name) != expect:
+            raise StaleWrite(f"{name} changed on disk since it was read; nothing was written.")
+        if tmp is None:
+            tmp = _name_unnamed(fd, stage_fd)
+            if tmp is None:
+                os.close(fd)
+                fd = -1
+                fd, tmp = _staged_temp(stage_fd, data, mode, group, unnamed=False)
+        try:
+            os.replace(tmp, name, src_dir_fd=stage_fd, dst_dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.EXDEV and stage_fd != dir_fd:
+                raise _CrossDevice from None
+            raise
+        tmp = None
+    except OSError as exc:
+        raise ToolError(describe_os_error(exc, name, "writing")) from None
+    finally:
+        if tmp is not None:
+            _unlink_quietly(tmp, stage_fd)
+        if fd >= 0:
+            os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, root: Path | None = None, expect: str | None = None) -> None:
     """Replace ``path`` with ``data`` atomically; keep an existing file's mode.
 
-    Refuses directories, special files and hard-linked files. On any failure
-    the old file is untouched and the temp file is removed; errors are
-    ToolErrors with one sentence.
+    Refuses directories, special files and hard-linked files. The content is staged outside the
+    workspace (:func:`staging_dir`, when it is on the same filesystem; else in the target's
+    directory) and renamed into place. With ``expect`` (a version from :func:`bytes_version`, or
+    :data:`NO_FILE`) the rename happens only if the file is still that version, checked with the
+    directory locked just before it; otherwise :class:`StaleWrite`. On any failure the old file is
+    untouched and no temp file remains; errors are ToolErrors with one sentence.
     """
     name = path.name
-    with open_parent(path, root=root, create=True) as dir_fd:
+    with open_parent(path, root=root, create=True) as dir_fd, locked_directory(dir_fd):
         try:
+            directory = os.fstat(dir_fd)
             existing: os.stat_result | None = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:
             existing = None
@@ -312,33 +545,95 @@ def atomic_write_bytes(path: Path, data: bytes, *, root: Path | None = None) -> 
                     f"break the link (copy the file to a new name and move it back) and retry."
                 )
         mode = (existing.st_mode & 0o7777) if existing is not None else (0o666 & ~_current_umask())
-        tmp = f".k1412-{secrets.token_hex(6)}.tmp"
+        group = directory.st_gid if directory.st_mode & stat.S_ISGID else None
+        staging = _open_staging(dir_fd)
         try:
-            # 0600 while the data is incomplete; the final mode is set before the rename.
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                         dir_fd=dir_fd)
-        except OSError as exc:
-            raise ToolError(describe_os_error(exc, name, "writing")) from None
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
-                os.fchmod(fd, mode)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException as exc:
-            try:
-                os.unlink(tmp, dir_fd=dir_fd)
-            except OSError:
-                pass
-            if isinstance(exc, OSError):
-                raise ToolError(describe_os_error(exc, name, "writing")) from None
-            raise
+            if staging is not None:
+                try:
+                    _commit(dir_fd, staging, name, data, mode, group, expect)
+                except _CrossDevice:
+                    _commit(dir_fd, dir_fd, name, data, mode, None, expect)
+            else:
+                _commit(dir_fd, dir_fd, name, data, mode, None, expect)
+        finally:
+            if staging is not None:
+                os.close(staging)
         try:
             os.fsync(dir_fd)  # make the rename itself durable
         except OSError:
             pass
+
+
+def sweep_write_temps(root: Path) -> int:
+    """Remove temp files that killed K1412 writes left under ``root``; returns how many.
+
+    A directory where another K1412 write is under way (its lock is held) is left alone, so a live
+    write never loses its temp file. Version-control internals and dependency trees are skipped, and
+    the walk stops after :data:`SWEEP_MAX_ENTRIES` entries.
+    """
+    removed = _sweep_staging()
+    seen = 0
+    stack = [str(root)]
+    while stack and seen < SWEEP_MAX_ENTRIES:
+        directory = stack.pop()
+        leftovers: list[str] = []
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    seen += 1
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in _SWEEP_SKIP:
+                            stack.append(entry.path)
+                    elif is_write_temp(entry.name) and entry.is_file(follow_symlinks=False):
+                        leftovers.append(entry.name)
+        except OSError:
+            continue
+        if leftovers:
+            removed += _sweep_directory(directory, leftovers)
+    return removed
+
+
+# A staged file older than this belongs to no live write (a write stages and renames within seconds).
+STAGING_MAX_AGE_S = 600.0
+
+
+def _sweep_staging() -> int:
+    """Remove staged files that killed writes left in the staging directory."""
+    removed = 0
+    try:
+        entries = list(os.scandir(staging_dir()))
+    except OSError:
+        return 0
+    now = time.time()
+    for entry in entries:
+        try:
+            if is_write_temp(entry.name) and now - entry.stat(follow_symlinks=False).st_mtime > STAGING_MAX_AGE_S:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+_SWEEP_SKIP = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache"})
+
+
+def _sweep_directory(directory: str, names: list[str]) -> int:
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return 0
+    removed = 0
+    try:
+        with locked_directory(dir_fd, wait=False) as locked:
+            if not locked:
+                return 0  # a write is under way here (or no flock): leave its temp file alone
+            for name in names:
+                try:
+                    os.unlink(name, dir_fd=dir_fd)
+                    removed += 1
+                except OSError:
+                    pass
+    finally:
+        os.close(dir_fd)
+    return removed

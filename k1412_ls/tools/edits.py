@@ -2,16 +2,19 @@
 
 Tools see text with ``\\n`` line endings; :func:`commit_text` puts the file's
 own endings (and BOM) back, so untouched lines keep their bytes. A write over
-a file that changed since the agent last read it is refused as a conflict.
+a file that changed since the agent last read it is refused as a conflict, and
+so is a write whose file changed between being loaded for the edit and the
+rename that commits it (another process, the user): the document store
+compares the file with the loaded version just before renaming.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from k1412_ls.tools.documents import Snapshot
+from k1412_ls.tools.documents import BOM, NO_FILE, Snapshot, StaleWrite, bytes_version
 from k1412_ls.tools.facts import write_entry
 from k1412_ls.tools.registry import ReadRecord, ToolContext, ToolError
 
@@ -122,21 +125,29 @@ def load_for_edit(ctx: ToolContext, path: Path, *, must_exist: bool = True) -> E
         return EditBase(path, None)
     snapshot = ctx.documents.read(path)
     ensure_not_stale(ctx, path, snapshot)
+    seen = ctx.reads.get(path)
+    if seen is not None and seen.disk is not None and snapshot.disk is not None:
+        # The edit answers what the agent saw, on disk too: an open buffer can be unchanged while
+        # another program rewrote the file behind it, and writing the buffer back would undo that.
+        snapshot = replace(snapshot, disk=seen.disk)
     return EditBase(path, snapshot)
+
+
+def stale_message(ctx: ToolContext, path: Path) -> str:
+    """The one sentence for a write refused because the file changed under it."""
+    rel = ctx.workspace.relative(path)
+    return (f"{rel} changed since you last read it (edited by the user or another process); "
+            f"read it again with read_file and redo your edit.")
 
 
 def ensure_not_stale(ctx: ToolContext, path: Path, snapshot: Snapshot) -> None:
     seen = ctx.reads.get(path)
     if seen is not None and seen.sha256 != snapshot.sha256:
-        rel = ctx.workspace.relative(path)
-        raise ToolError(
-            f"{rel} changed since you last read it (edited by the user or another process); "
-            f"read it again with read_file and redo your edit."
-        )
+        raise ToolError(stale_message(ctx, path))
 
 
 def note_read(ctx: ToolContext, path: Path, snapshot: Snapshot) -> None:
-    ctx.reads[path] = ReadRecord(sha256=snapshot.sha256, version=snapshot.version)
+    ctx.reads[path] = ReadRecord(sha256=snapshot.sha256, version=snapshot.version, disk=snapshot.disk)
 
 
 def commit_text(ctx: ToolContext, base: EditBase, new_lf_text: str, *, label: str = "") -> dict[str, Any]:
@@ -149,7 +160,11 @@ def commit_text(ctx: ToolContext, base: EditBase, new_lf_text: str, *, label: st
         final = restore_newlines(base.snapshot.text, new_lf_text, base.newline)
         bom = base.snapshot.bom
         action = "update"
-    ctx.documents.write(base.path, final, bom=bom, label=label)
-    written = Snapshot(text=final, bom=bom)
+    expect = NO_FILE if base.snapshot is None else base.snapshot.disk
+    try:
+        ctx.documents.write(base.path, final, bom=bom, label=label, expect=expect)
+    except StaleWrite as exc:
+        raise ToolError(str(exc) if exc.complete else stale_message(ctx, base.path)) from None
+    written = Snapshot(text=final, bom=bom, disk=bytes_version((BOM if bom else b"") + final.encode("utf-8")))
     note_read(ctx, base.path, written)
     return write_entry(ctx.workspace.relative(base.path), final, action)

@@ -6,7 +6,7 @@ anchoring, trailing ``/`` for directories, ``*``, ``?``, ``[...]`` and
 results as ripgrep. Ignore files read: every ``.gitignore`` at or below the
 walk's start, plus the workspace root's ``.gitignore`` when the walk starts
 below the root (with the lowest precedence). ``.git`` is always skipped;
-symlinks are never followed.
+symlinks are never followed. Temp files of unfinished K1412 writes are never shown.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from k1412_ls.tools.documents import is_write_temp
 
 MAX_IGNORE_FILE_BYTES = 1024 * 1024
 
@@ -206,7 +208,7 @@ def list_children(directory: Path, rel: str, chain: tuple[RuleSet, ...], depth: 
         return [], chain
     entries: list[Entry] = []
     for item in raw:
-        if item.name == ".git":
+        if item.name == ".git" or is_write_temp(item.name):
             continue
         child_rel = f"{rel}/{item.name}" if rel not in ("", ".") else item.name
         try:

@@ -60,6 +60,7 @@ class ReadRecord:
 
     sha256: str
     version: int | None = None
+    disk: str | None = None  # the file's version on disk at that read (documents.Snapshot.disk)
 
 
 @dataclass

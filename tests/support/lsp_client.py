@@ -61,6 +61,8 @@ class Editor:
     docs: dict[str, TextDocument] = field(default_factory=dict)
     refuse: bool = False
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
+    # Runs first on every applyEdit: e.g. another program writing the file during the round trip.
+    before_apply: Any = None
 
     def open(self, path: Path, text: str | None = None, version: int = 1) -> str:
         """``didOpen`` ``path`` with ``text`` (default: its content on disk); returns the URI."""
@@ -97,6 +99,8 @@ class Editor:
 
     def apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         self.edits.append(params)
+        if self.before_apply is not None:
+            self.before_apply(params)
         if self.refuse:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user declined")
         edit = params.edit

@@ -10,6 +10,7 @@ from k1412_ls.tools.apply_patch.apply import PatchOutcome, apply_sections
 from k1412_ls.tools.apply_patch.files import WorkspacePatchFiles, resolve_paths
 from k1412_ls.tools.apply_patch.parser import PatchParseError, Section, parse_patch
 from k1412_ls.tools.facts import write_facts
+from k1412_ls.tools.locks import write_guard
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
 
 MAX_PATCH_BYTES = 10 * 1024 * 1024
@@ -67,7 +68,7 @@ def run_patch(ctx: ToolContext, patch: str) -> PatchOutcome:
     try:
         resolved = resolve_paths(ctx, sections)
         files = WorkspacePatchFiles(ctx, resolved)
-        with ctx.write_lock:
+        with write_guard(ctx):
             files.preflight(sections)
             return apply_sections(sections, files, ctx.cancel.is_set)
     except ToolError as exc:
