@@ -107,10 +107,12 @@ class ContextBudget:
         before = self.chars
         window = overflow.window_tokens
         completion = overflow.completion_tokens
+        cap_was_the_problem = False
         if window:
-            if completion and completion >= window // 2:
+            if completion and completion >= window // 2 and (self.max_output_tokens or completion) > window // 4:
                 # The output cap alone fills the window (vLLM says so): lower it for the rest of the run.
                 self.max_output_tokens = max(256, window // 4)
+                cap_was_the_problem = True
             cap = self.max_output_tokens or output_tokens
             reserve = completion if completion and completion < window // 2 else min(cap, window // 4)
             if overflow.prompt_tokens:
@@ -121,7 +123,8 @@ class ContextBudget:
             self.window_tokens = window
         else:
             new = int(min(sent_chars, before) * OVERFLOW_SHRINK)
-        new = max(1, min(new, int(sent_chars * SAFETY), before))
+        # Each refusal shrinks what is sent, so retries converge (unless only the output cap was lowered).
+        new = max(1, min(new, before) if cap_was_the_problem else min(new, int(sent_chars * SAFETY), before))
         self.learned = new
         return {"budget_chars_before": before, "budget_chars": new, "sent_chars": sent_chars,
                 "window_tokens": window, "prompt_tokens": overflow.prompt_tokens,
@@ -442,7 +445,10 @@ def result_stub(content: str, tool: str, arguments: str) -> str:
         longest = max((v for v in data.values() if isinstance(v, str)), key=len, default="")
         body = longest if len(longest) > 40 else content
     head = one_line(body[:STUB_HEAD * 2], STUB_HEAD)
-    tail = one_line(body[-STUB_TAIL * 2:], STUB_TAIL) if len(body) > STUB_HEAD + STUB_TAIL else ""
+    tail = ""
+    if len(body) > STUB_HEAD + STUB_TAIL:
+        line = one_line(body[-STUB_TAIL * 2:], STUB_TAIL * 2)
+        tail = line if len(line) <= STUB_TAIL else "…" + line[-(STUB_TAIL - 1):]
     lines = [f"[K1412 elided this old result to fit the context window] {tool} {one_line(arguments, 200)} → "
              f"{status or 'result'}; {len(content)} characters.", f"head: {head}"]
     if tail:

@@ -51,6 +51,9 @@ Provider differences it handles, and why (from each provider's documentation):
 * **Errors** become one sanitized line in :class:`ModelError`: never headers,
   never exception attributes (``e.response.request.headers`` holds the raw
   key), provider text cut to 200 characters and redacted with the key added.
+  A refusal for length (each provider's shape in :mod:`k1412_ls.models.overflow`)
+  is a :class:`ContextOverflow` carrying the window and counts the provider
+  stated, so the loop can shrink the context and retry.
 """
 
 from __future__ import annotations
@@ -219,6 +222,9 @@ class OpenAIChatModel:
         if isinstance(exc, openai.APIConnectionError):
             return ModelError(self._connection_line(exc))
         if isinstance(exc, openai.APIError):
+            overflow = context_overflow(None, exc.body, exc.message)  # an error event mid-stream
+            if overflow is not None:
+                return self._overflow(overflow, exc.message, "mid-reply")
             return ModelError(f"The provider '{name}' reported an error: {self._clean(exc.message)}")
         # Transport errors raised mid-stream are not wrapped by the SDK.
         return ModelError(self._unexpected_line(exc))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -49,9 +50,9 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
 def make_script(steps: int = 60, reads: int = 30, commands: int = 10, output_bytes: int = 9_000,
                 verify_at: int = 58) -> list[dict[str, Any]]:
     """``steps`` replies: write at 1, reads and commands spread out, small steps between, verify, answer."""
-    lines = output_bytes // 6  # seq prints 5 digits and a newline per number
     work: list[dict[str, Any]] = [_call("read_file", path=f"src/module_{i:02d}.py") for i in range(reads)]
-    runs = [_call("run_command", command=f"seq {10_000 + 1_000 * i} {10_000 + 1_000 * i + lines - 1}")
+    # Commands that print without running code: nothing but the step-58 run can verify the step-1 write.
+    runs = [_call("run_command", command=f"head -c {output_bytes} src/module_{(reads - 1 - i) % reads:02d}.py")
             for i in range(commands)]
     for position, run in enumerate(runs):
         work.insert(min(len(work), 3 + position * 4), run)
@@ -94,7 +95,7 @@ def extends(previous: list[dict[str, Any]], current: list[dict[str, Any]]) -> bo
 def request_stats(bodies: list[dict[str, Any]]) -> RequestStats:
     """Sizes (as :func:`request_chars` counts them) and prefix reuse of a run's chat request bodies."""
     sizes = [request_chars(body) for body in bodies]
-    extending = sum(1 for before, after in zip(bodies, bodies[1:], strict=False)
+    extending = sum(1 for before, after in pairwise(bodies)
                     if extends(before.get("messages") or [], after.get("messages") or []))
     return RequestStats(len(bodies), sum(sizes), max(sizes, default=0), extending)
 
