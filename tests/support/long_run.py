@@ -69,16 +69,22 @@ def make_script(steps: int = 60, reads: int = 30, commands: int = 10, output_byt
 
 @dataclass
 class RequestStats:
-    """What a run sent: request sizes and how many requests extended the previous one byte for byte."""
+    """What a run sent: request sizes, how many requests extended the previous one byte for byte, and how
+    many characters repeated the previous request's leading messages (what a prompt cache can reuse)."""
 
     requests: int
     total_chars: int
     largest_chars: int
     extending: int
+    reused_chars: int = 0
 
     @property
     def extend_share(self) -> float:
         return self.extending / max(1, self.requests - 1)
+
+    @property
+    def reused_share(self) -> float:
+        return self.reused_chars / max(1, self.total_chars)
 
 
 def _canonical(message: dict[str, Any]) -> str:
@@ -92,13 +98,26 @@ def extends(previous: list[dict[str, Any]], current: list[dict[str, Any]]) -> bo
     return all(_canonical(a) == _canonical(b) for a, b in zip(previous, current, strict=False))
 
 
+def shared_prefix_chars(before: dict[str, Any], after: dict[str, Any]) -> int:
+    """Characters of ``after`` (schemas, then leading messages) identical to the start of ``before``."""
+    if json.dumps(before.get("tools"), sort_keys=True) != json.dumps(after.get("tools"), sort_keys=True):
+        return 0
+    size = request_chars({"tools": after.get("tools")})
+    for old, new in zip(before.get("messages") or [], after.get("messages") or [], strict=False):
+        if _canonical(old) != _canonical(new):
+            break
+        size += request_chars({"messages": [new]})
+    return size
+
+
 def request_stats(bodies: list[dict[str, Any]]) -> RequestStats:
     """Sizes (as :func:`request_chars` counts them) and prefix reuse of a run's chat request bodies."""
     sizes = [request_chars(body) for body in bodies]
     extending = sum(1 for before, after in pairwise(bodies)
                     if extends(before.get("messages") or [], after.get("messages") or []))
-    return RequestStats(len(bodies), sum(sizes), max(sizes, default=0), extending)
+    reused = sum(shared_prefix_chars(before, after) for before, after in pairwise(bodies))
+    return RequestStats(len(bodies), sum(sizes), max(sizes, default=0), extending, reused)
 
 
 __all__ = ["ANSWER", "SCRIPT_PATH", "TASK", "RequestStats", "extends", "make_script", "make_workspace",
-           "request_stats"]
+           "request_stats", "shared_prefix_chars"]
