@@ -314,3 +314,19 @@ def test_too_small_raises_one_sentence() -> None:
                            ContextBudget(4_000), lambda folded, steps, limit: "")
     with pytest.raises(ContextTooSmall, match=r"^The context window \(4000 characters\) cannot hold"):
         window.for_request()
+
+
+def test_progress_lines_name_what_compaction_and_refusals_did() -> None:
+    from k1412_ls.core.events import Event
+    from k1412_ls.core.render import describe_event
+
+    def event(kind: str, payload: dict[str, Any]) -> Event:
+        return Event(run_id="r", seq=1, ts="t", type=kind, user="u", conversation=None, meta={}, payload=payload)
+
+    compacted = describe_event(event("context.compacted", {"before_chars": 37_000, "after_chars": 19_000,
+                                                           "budget_chars": 40_000, "results_elided": 6,
+                                                           "steps_folded": 3}))
+    assert compacted == "context compacted: 37000 → 19000 of 40000 chars, 6 results elided, 3 steps folded"
+    refused = describe_event(event("context.overflowed", {"sent_chars": 31_000, "window_tokens": 7_500,
+                                                          "budget_chars": 23_000}))
+    assert refused == "provider refused 31000 chars as too long; window 7500 tokens; budget now 23000 chars"

@@ -46,6 +46,14 @@ def describe_event(event: Event) -> str | None:
     if kind == "context.built":
         dropped = f", {p.get('dropped')} older dropped" if p.get("dropped") else ""
         return f"{indent}context: {p.get('messages')} messages{dropped}, {len(p.get('tools') or [])} tools"
+    if kind == "context.compacted":
+        folded = f", {p.get('steps_folded')} steps folded" if p.get("steps_folded") else ""
+        return (f"{indent}context compacted: {p.get('before_chars')} → {p.get('after_chars')} of "
+                f"{p.get('budget_chars')} chars, {p.get('results_elided')} results elided{folded}")
+    if kind == "context.overflowed":
+        window = f"; window {p.get('window_tokens')} tokens" if p.get("window_tokens") else ""
+        return (f"{indent}provider refused {p.get('sent_chars')} chars as too long{window}; "
+                f"budget now {p.get('budget_chars')} chars")
     if kind == "model.responded":
         if not p.get("ok", True):
             return f"{indent}model error: {p.get('error')}"
