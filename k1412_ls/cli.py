@@ -125,6 +125,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from k1412_ls.assembly import build_runtime
     from k1412_ls.config import load_config
     from k1412_ls.core.runtime import RunRequest
+    from k1412_ls.terminal_approval import terminal_approver
     from k1412_ls.tools.documents import sweep_write_temps
 
     if not args.task.strip():
@@ -137,7 +138,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     model = runtime.resolve_model(args.model)
     request = RunRequest(
         task=args.task, workspace=workspace, model=args.model, user=args.user or _default_user(),
-        conversation=args.conversation, events_file=events_file,
+        conversation=args.conversation, events_file=events_file, approver=terminal_approver(),
     )
     live = sys.stderr.isatty()
     sinks = [TerminalSink(sys.stderr)] if live else []

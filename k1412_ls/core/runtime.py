@@ -59,6 +59,8 @@ class RunRequest:
     intent: str | None = None
     write: bool = True
     max_iterations: int | None = None
+    # Asks the user about commands the approval policy will not decide alone (editor prompt, terminal).
+    approver: Approver | None = None
 
 
 @dataclass
@@ -78,8 +80,6 @@ class Runtime:
     context_policy: ContextPolicy = field(default_factory=ContextPolicy)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(32, "k1412-tool"))
     caps: Caps = field(default_factory=Caps)  # hard limits, whatever a model or configuration asks for
-    # Asks the user about a command the approval policy will not decide alone (editor prompt, terminal).
-    approver: Approver | None = None
     _active: dict[str, _ActiveRun] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -184,7 +184,7 @@ class _Run:
         approval = ApprovalGate(
             policy=ApprovalPolicy(self.runtime.config.approval.policy,
                                   parse_rules([r.model_dump() for r in self.runtime.config.approval.rules])),
-            sandbox=sandbox.policy, approver=self.runtime.approver,
+            sandbox=sandbox.policy, approver=request.approver,
             store=AllowStore(self.runtime.state_dir / "approvals.json"), user=request.user,
             emit=lambda kind, payload: self.emit(kind, payload),
             git_dir_exists=lambda: (self.workspace.root / ".git").exists())
@@ -193,6 +193,7 @@ class _Run:
         if self.runtime.state is not None:
             services["state"] = self.runtime.state
         ctx = self._context(services)
+        approval.cancel = ctx.cancel  # a pending question is given up when the run is cancelled
         guards = self.guards
         try:
             messages = self._build_context()

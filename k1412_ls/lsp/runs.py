@@ -147,6 +147,7 @@ class RunService:
         """Run ``spec`` to its end with progress, events and editor edits; return the result object."""
         from k1412_ls.core.render import describe_verification
         from k1412_ls.core.runtime import RunRequest
+        from k1412_ls.lsp.approvals import editor_approver
         from k1412_ls.lsp.editor_store import EditOptions, EditorDocumentStore
         from k1412_ls.lsp.reporting import RunReporter, progress_title
 
@@ -167,7 +168,8 @@ class RunService:
                                     EditOptions(label=f"K1412 {run_id}", confirm=self.settings.confirm_edits), closed)
         request = RunRequest(task=spec.task, workspace=root, model=spec.model or self.settings.model,
                              user=self.user(), conversation=spec.conversation, role=spec.role, write=spec.write,
-                             max_iterations=spec.max_iterations, intent=spec.intent)
+                             max_iterations=spec.max_iterations, intent=spec.intent,
+                             approver=editor_approver(self.server, loop))
         task = asyncio.create_task(self._drive(runtime, request, reporter, store, run_id, model))
 
         def cancel() -> None:

@@ -115,11 +115,17 @@ class ApprovalRequest:
     def prefix_text(self) -> str:
         return " ".join(self.prefix)
 
+    def question(self) -> str:
+        """One paragraph for a prompt: the command and why it is asked about."""
+        shown = self.command if len(self.command) <= 300 else self.command[:300] + " …"
+        return f"K1412 wants to run `{shown}`: {'; '.join(self.reasons)}. Allow it?"
+
     def as_payload(self) -> dict[str, Any]:
         return {"command": self.command, "reasons": list(self.reasons), "prefix": self.prefix_text}
 
 
-Approver = Callable[[ApprovalRequest], "Decision | None"]
+# Called from a tool thread; returns None for "no answer" (deny). Must give up once ``cancel`` is set.
+Approver = Callable[[ApprovalRequest, threading.Event], "Decision | None"]
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,19 @@ def command_words(simple_words: list[str]) -> list[str]:
     if words:
         words = [program_name(words[0]), *words[1:]]
     return words
+
+
+def embedded_commands(words: list[str]) -> list[list[str]]:
+    """Commands a simple command runs as its arguments: ``find … -exec CMD ;`` → ``CMD``."""
+    found: list[list[str]] = []
+    if words and words[0] == "find":
+        for index, word in enumerate(words):
+            if word in ("-exec", "-execdir", "-ok", "-okdir"):
+                rest = words[index + 1:]
+                end = next((i for i, w in enumerate(rest) if w in (";", "+")), len(rest))
+                if rest[:end]:
+                    found.append(command_words(rest[:end]))
+    return found
 
 
 def generalized_prefix(words: list[str]) -> tuple[str, ...]:
@@ -239,6 +258,7 @@ class ApprovalGate:
     user: str = "default"
     emit: Emit | None = None
     git_dir_exists: Callable[[], bool] = lambda: True
+    cancel: threading.Event = field(default_factory=threading.Event)
     _session: list[PrefixRule] = field(default_factory=list)
 
     def _rules(self) -> list[PrefixRule]:
@@ -255,14 +275,20 @@ class ApprovalGate:
         wants_network = wants_git = False
         first_words: list[str] = []
         opaque = not line.parsed or bool(line.tampered)
+        candidates: list[tuple[list[str], bool]] = []
         for simple in line.commands:
             words = command_words(simple.argv)
+            candidates.append((words, bool(simple.dynamic and words and not words[0])))
+            candidates += [(inner, False) for inner in embedded_commands(words)]
+        for words, dynamic_program in candidates:
             if not words:
                 continue
             if not first_words:
                 first_words = words
-            if simple.dynamic and not words[0]:
+            if dynamic_program:
+                # The program itself comes from an expansion (``$g push``): no rule can be matched.
                 opaque = True
+                continue
             decided = [r for r in rules if r.matches(words)]
             strictest = max((r.decision for r in decided), key=_STRICTNESS.__getitem__, default=None)
             if strictest == "forbid":
@@ -277,16 +303,20 @@ class ApprovalGate:
                 reasons.append(f"a rule asks before '{' '.join(rule.prefix)}'")
                 continue
             allowed = strictest == "allow"
-            if not self.sandbox.network and needs_network(words) and not allowed:
+            # What the command needs beyond the sandbox is granted when it is approved or a rule allows it.
+            if not self.sandbox.network and needs_network(words):
                 wants_network = True
-                reasons.append(f"'{' '.join(words[:2])}' needs the network, which is off for commands")
-            if not self.sandbox.git_writable and writes_git(words) and not allowed and self.git_dir_exists():
+                if not allowed:
+                    reasons.append(f"'{' '.join(words[:2])}' needs the network, which is off for commands")
+            if not self.sandbox.git_writable and writes_git(words) and self.git_dir_exists():
                 wants_git = True
-                reasons.append(f"'{' '.join(words[:2])}' writes .git, which is read-only for commands")
+                if not allowed:
+                    reasons.append(f"'{' '.join(words[:2])}' writes .git, which is read-only for commands")
             if self.policy.policy == "untrusted" and not allowed and not read_only(words):
                 reasons.append("the approval policy 'untrusted' asks before commands that may change things")
-        if opaque and self.policy.policy == "untrusted":
-            reasons.append("the command line cannot be read reliably")
+        if opaque and (self.policy.policy == "untrusted" or any(r.decision != "allow" for r in rules)):
+            reasons.append("the command line cannot be read reliably (a program name comes from an expansion "
+                           "or the line does not parse), so the approval rules cannot be checked")
         if reasons and verdict == "allow":
             verdict = "ask"
         grant = Grant(network=True if wants_network else None, git_writable=wants_git)
@@ -306,12 +336,13 @@ class ApprovalGate:
         answer: Decision | None = None
         if self.approver is not None:
             try:
-                answer = self.approver(request)
+                answer = self.approver(request, self.cancel)
             except Exception:  # an approver that fails has not approved
                 log.exception("the approver failed; treating it as deny")
                 answer = None
         if answer is None:
-            self._decided(request.command, "deny", "no answer", request.prefix_text)
+            self._decided(request.command, "deny", "policy" if self.approver is None else "no answer",
+                          request.prefix_text)
             raise ToolError(f"The command was not run: {why}, and nobody approved it (no one was asked, or no "
                             "answer came); do the work without it or tell the user what it needs.")
         if answer is Decision.DENY:
@@ -336,6 +367,25 @@ def parse_rules(raw: list[dict[str, Any]]) -> tuple[PrefixRule, ...]:
     return tuple(PrefixRule(tuple(str(r["prefix"]).split()), str(r["decision"])) for r in raw)
 
 
-__all__ = ["DECISIONS", "POLICIES", "AllowStore", "ApprovalGate", "ApprovalPolicy", "ApprovalRequest", "Approver",
-           "Decision", "Grant", "PrefixRule", "command_words", "generalized_prefix", "needs_network", "parse_rules",
+__all__ = ["ALLOW_ONCE_TITLE", "DECISIONS", "DENY_TITLE", "POLICIES", "AllowStore", "ApprovalGate", "ApprovalPolicy", "ApprovalRequest", "Approver",
+           "Decision", "Grant", "PrefixRule", "always_title", "command_words", "decision_for", "generalized_prefix", "needs_network", "parse_rules",
            "read_only", "writes_git"]
+
+
+ALLOW_ONCE_TITLE = "Allow once"
+DENY_TITLE = "Deny"
+
+
+def always_title(request: ApprovalRequest) -> str:
+    return f"Always allow `{request.prefix_text}`"
+
+
+def decision_for(title: str | None, request: ApprovalRequest) -> Decision | None:
+    """The decision a chosen action title stands for; None for no choice."""
+    if title == ALLOW_ONCE_TITLE:
+        return Decision.ALLOW_ONCE
+    if title == always_title(request):
+        return Decision.ALLOW_ALWAYS
+    if title == DENY_TITLE:
+        return Decision.DENY
+    return None

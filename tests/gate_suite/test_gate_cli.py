@@ -45,7 +45,9 @@ def test_cli_verdict(case: Trajectory, tmp_path: Path) -> None:
     steps = [dict(step) for step in case.turns]
     steps[-1]["repeat"] = True
     with ScriptedServer(steps) as server:
-        run = k1412("run", case.task, "--config", str(config_for(tmp_path, server.base_url)), "--json", cwd=ws,
+        # The user of these trajectories lets commands commit (the gate is judged on what they did).
+        cfg = config_for(tmp_path, server.base_url, extra="[sandbox]\ngit_writable = true\n")
+        run = k1412("run", case.task, "--config", str(cfg), "--json", cwd=ws,
                     timeout=240)
     want = expected(case)
     assert run.code == (0 if want == "completed" else 3), (run.code, run.stderr[-2000:], run.stdout[-2000:])

@@ -98,7 +98,8 @@ def run_trajectory(trajectory: Trajectory, root: Path) -> RunResult:
     steps = [dict(step) for step in trajectory.turns]
     steps[-1]["repeat"] = True  # a rejected final answer is given again, as a stubborn model would
     model = ScriptedChatModel(steps)
-    config = build_config({})
+    # The gate is judged on what commands did; the user of these trajectories lets commands commit.
+    config = build_config({"sandbox": {"git_writable": True}})
     state = StateStore(root / "state" / "k1412.sqlite3")
     runtime = Runtime(config, lambda _c, _s: model, root / "state", default_registry(), state)
     try:

@@ -1,0 +1,254 @@
+"""The approval policy: what runs at once, what is asked, what never runs, and "always allow" by prefix.
+
+Table-driven over the policy decision, then through the real tools (a command
+that needs a writable ``.git`` really commits only when approved), then the
+persisted "always allow" and the events.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from k1412_ls.tools import commands, processes
+from k1412_ls.tools.approval import (
+    AllowStore,
+    ApprovalGate,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Decision,
+    PrefixRule,
+    generalized_prefix,
+)
+from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.processes import ProcessTable
+from k1412_ls.tools.registry import ToolContext, ToolError, ToolRegistry
+from k1412_ls.tools.sandbox import SandboxPolicy, bubblewrap
+from k1412_ls.tools.workspace import Workspace
+
+REGISTRY = ToolRegistry([*commands.TOOLS, *processes.TOOLS])
+needs_sandbox = pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")
+
+
+class Asker:
+    """A stand-in user: answers every question with ``answer`` and remembers the questions."""
+
+    def __init__(self, answer: Decision | None) -> None:
+        self.answer = answer
+        self.asked: list[ApprovalRequest] = []
+
+    def __call__(self, request: ApprovalRequest, cancel: threading.Event) -> Decision | None:
+        self.asked.append(request)
+        return self.answer
+
+
+def rules(*pairs: tuple[str, str]) -> tuple[PrefixRule, ...]:
+    return tuple(PrefixRule(tuple(prefix.split()), decision) for prefix, decision in pairs)
+
+
+def gate(policy: str = "on-request", *, rule_pairs: tuple[tuple[str, str], ...] = (),
+         answer: Decision | None = Decision.ALLOW_ONCE, network: bool = False, git_writable: bool = False,
+         events: list[tuple[str, dict[str, Any]]] | None = None) -> tuple[ApprovalGate, Asker]:
+    asker = Asker(answer)
+    sink = events if events is not None else []
+    return ApprovalGate(policy=ApprovalPolicy(policy, rules(*rule_pairs)),
+                        sandbox=SandboxPolicy(network=network, git_writable=git_writable), approver=asker,
+                        emit=lambda kind, payload: sink.append((kind, payload))), asker
+
+
+# (policy, rules, command, expected): "run" (no question), "ask" (a question, approved), "forbid" (refused unasked)
+CASES: list[tuple[str, tuple[tuple[str, str], ...], str, str]] = [
+    ("on-request", (), "ls -la && cat README.md", "run"),
+    ("on-request", (), "python3 -m pytest -q", "run"),
+    ("on-request", (), "pip install requests", "ask"),  # needs the network, which is off
+    ("on-request", (), "python3 -m pip install requests", "ask"),
+    ("on-request", (), "npm ci", "ask"),
+    ("on-request", (), "curl -s http://127.0.0.1:9/", "ask"),
+    ("on-request", (), "git commit -m wip", "ask"),  # writes .git, which is read-only
+    ("on-request", (), "git status && git diff", "run"),
+    ("on-request", (), "env A=1 timeout 60 git push origin main", "ask"),  # network, behind wrappers
+    ("untrusted", (), "ls -la", "run"),
+    ("untrusted", (), "git log --oneline -3", "run"),
+    ("untrusted", (), "python3 script.py", "ask"),
+    ("untrusted", (), "find . -name '*.pyc' -delete", "ask"),
+    ("untrusted", (), "cat a.txt | tee b.txt", "ask"),
+    ("untrusted", (("python3", "allow"),), "python3 script.py", "run"),
+    ("never", (), "pip install requests", "refuse"),
+    ("never", (), "ls", "run"),
+    ("on-request", (("git push", "forbid"),), "git push origin main", "forbid"),
+    ("on-request", (("git push", "forbid"),), "ls && git push", "forbid"),
+    ("on-request", (("git push", "forbid"),), "bash -c 'git push'", "forbid"),
+    ("on-request", (("git push", "forbid"),), "eval 'git push --force'", "forbid"),
+    ("on-request", (("git push", "forbid"),), "/usr/bin/git push", "forbid"),
+    ("on-request", (("git push", "forbid"),), "xargs -n 1 git push < /dev/null", "forbid"),
+    ("on-request", (("git push", "forbid"),), "find . -maxdepth 0 -exec git push \\;", "forbid"),
+    ("on-request", (("git push", "forbid"),), "g=git; $g push", "ask"),  # cannot be read: asked, not run
+    ("on-request", (("git push", "forbid"),), "git pushy", "run"),  # a different word: no rule matches
+    ("untrusted", (("git", "allow"), ("git push", "forbid")), "git push", "forbid"),  # strictest wins
+    ("on-request", (("npm", "allow"), ("npm publish", "ask")), "npm publish", "ask"),
+    ("on-request", (("pip install", "allow"),), "pip install requests", "run"),  # allowed: with the network
+    ("on-request", (("rm", "ask"),), "rm -rf build", "ask"),
+    ("never", (("rm", "ask"),), "rm -rf build", "refuse"),
+]
+
+
+@pytest.mark.parametrize(("policy", "rule_pairs", "command", "expected"), CASES,
+                         ids=[f"{p}:{c}" for p, _, c, _ in CASES])
+def test_policy_decides(policy: str, rule_pairs: tuple[tuple[str, str], ...], command: str, expected: str) -> None:
+    approvals, asker = gate(policy, rule_pairs=rule_pairs)
+    if expected in ("forbid", "refuse"):
+        with pytest.raises(ToolError) as info:
+            approvals.check(command)
+        assert asker.asked == []
+        word = "forbidden by the approval rule" if expected == "forbid" else "approval policy 'never' does not ask"
+        assert word in str(info.value) and "\n" not in str(info.value)
+    else:
+        approvals.check(command)
+        assert len(asker.asked) == (1 if expected == "ask" else 0), asker.asked
+
+
+def test_an_approved_network_command_gets_the_network_and_an_allowed_one_too() -> None:
+    approvals, _ = gate()
+    assert approvals.check("pip install requests").network is True
+    assert approvals.check("ls").network is None  # the run's policy applies
+    allowed, asker = gate(rule_pairs=(("pip install", "allow"),))
+    assert allowed.check("pip install requests").network is True and asker.asked == []
+
+
+@pytest.mark.parametrize(("answer", "needle"), [
+    (Decision.DENY, "The user denied this command"),
+    (None, "nobody approved it"),
+])
+def test_denied_or_unanswered_is_refused_with_the_reason(answer: Decision | None, needle: str) -> None:
+    approvals, asker = gate(answer=answer)
+    with pytest.raises(ToolError) as info:
+        approvals.check("pip install requests")
+    message = str(info.value)
+    assert needle in message and "needs the network" in message
+    assert asker.asked[0].prefix == ("pip", "install")
+
+
+def test_no_approver_means_deny() -> None:
+    approvals = ApprovalGate(sandbox=SandboxPolicy())
+    with pytest.raises(ToolError):
+        approvals.check("npm install left-pad")
+
+
+@pytest.mark.parametrize(("command", "prefix"), [
+    ("npm install left-pad", ("npm", "install")),
+    ("git push origin main", ("git", "push")),
+    ("pytest -q tests/test_a.py", ("pytest",)),
+    ("python3 build.py --fast", ("python3",)),
+    ("curl -s https://example.invalid", ("curl",)),
+])
+def test_always_allow_generalises_to_the_prefix(command: str, prefix: tuple[str, ...]) -> None:
+    assert generalized_prefix(command.split()) == prefix
+
+
+def test_always_allow_covers_the_prefix_is_kept_per_user_and_never_lifts_a_forbid(tmp_path: Path) -> None:
+    store = AllowStore(tmp_path / "state" / "approvals.json")
+    first, asker = gate(answer=Decision.ALLOW_ALWAYS)
+    first.store, first.user = store, "alice"
+    first.check("npm install left-pad")
+    first.check("npm install lodash")  # the same prefix: not asked again
+    assert len(asker.asked) == 1
+    # A later run of the same user: remembered; another user: asked.
+    later, later_asker = gate(answer=None)
+    later.store, later.user = store, "alice"
+    assert later.check("npm install express").network is True and later_asker.asked == []
+    other, other_asker = gate(answer=None)
+    other.store, other.user = store, "bob"
+    with pytest.raises(ToolError):
+        other.check("npm install express")
+    assert len(other_asker.asked) == 1
+    # "Always allow" is an allow rule: a configured forbid is stricter and still wins.
+    strict, _ = gate(rule_pairs=(("npm install", "forbid"),))
+    strict.store, strict.user = store, "alice"
+    with pytest.raises(ToolError, match="forbidden"):
+        strict.check("npm install express")
+
+
+def test_events_record_the_question_and_the_decision() -> None:
+    events: list[tuple[str, dict[str, Any]]] = []
+    approvals, _ = gate(answer=Decision.DENY, events=events)
+    with pytest.raises(ToolError):
+        approvals.check("pip install requests")
+    assert [kind for kind, _ in events] == ["approval.requested", "approval.decided"]
+    assert events[0][1]["prefix"] == "pip install" and events[0][1]["reasons"]
+    assert events[1][1] == {"command": "pip install requests", "decision": "deny", "by": "user",
+                            "prefix": "pip install"}
+
+
+def test_a_cancelled_run_stops_waiting_for_an_answer() -> None:
+    cancel = threading.Event()
+
+    def slow(request: ApprovalRequest, stop: threading.Event) -> Decision | None:
+        assert stop.wait(5), "the approver was never told about the cancel"
+        return None
+
+    approvals = ApprovalGate(sandbox=SandboxPolicy(), approver=slow, cancel=cancel)
+    threading.Timer(0.1, cancel.set).start()
+    with pytest.raises(ToolError, match="nobody approved"):
+        approvals.check("pip install requests")
+
+
+# --- through the real tools ---------------------------------------------------------------------------------
+
+def _git(ws: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(ws), *args], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _git(ws, "init", "-q")
+    _git(ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "base")
+    return ws
+
+
+def _ctx(ws: Path, approvals: ApprovalGate) -> ToolContext:
+    return ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(), run_id="r-approval",
+                       services={"processes": ProcessTable(), "approval": approvals})
+
+
+COMMIT = "git -c user.name=k -c user.email=k@k commit -q --allow-empty -m agent && echo committed"
+
+
+@needs_sandbox
+def test_git_write_runs_only_when_approved_and_then_really_commits(repo: Path) -> None:
+    denied, asker = gate(answer=Decision.DENY)
+    result = REGISTRY.execute("run_command", {"command": COMMIT}, _ctx(repo, denied))
+    assert result.data["ok"] is False and "denied" in result.data["error"]
+    assert len(asker.asked) == 1
+    assert _git(repo, "log", "--format=%s").split() == ["base"]
+    # Positive control: approved, the same command commits (the sandbox lets it write .git this once).
+    approved, _ = gate(answer=Decision.ALLOW_ONCE)
+    result = REGISTRY.execute("run_command", {"command": COMMIT}, _ctx(repo, approved))
+    assert result.data["ok"] is True and "committed" in result.data["output"]
+    assert _git(repo, "log", "--format=%s").split() == ["agent", "base"]
+
+
+@needs_sandbox
+def test_without_approval_git_is_read_only_even_when_the_check_is_dodged(repo: Path) -> None:
+    """A command that hides its git write from the rules still meets a read-only .git in the sandbox."""
+    approvals, asker = gate(answer=None)
+    result = REGISTRY.execute("run_command", {"command": "G=git; $G -c user.name=k -c user.email=k@k commit -q "
+                                              "--allow-empty -m sneaky; echo rc=$?"},
+                              _ctx(repo, ApprovalGate(sandbox=SandboxPolicy(), approver=None)))
+    assert result.data["ok"] is True and "rc=0" not in result.data["output"]
+    assert _git(repo, "log", "--format=%s").split() == ["base"]
+    assert asker.asked == [] and approvals is not None
+
+
+@needs_sandbox
+def test_process_start_asks_too(repo: Path) -> None:
+    approvals, asker = gate(answer=Decision.DENY)
+    ctx = _ctx(repo, approvals)
+    result = REGISTRY.execute("process_start", {"command": "npm install"}, ctx)
+    assert result.data["ok"] is False and len(asker.asked) == 1
+    assert ctx.services["processes"].ids() == []
