@@ -102,7 +102,7 @@ def test_one_result_bigger_than_the_whole_budget_is_cut_on_arrival(tmp_path: Pat
     shown = re.search(r"read_file with start_line=(\d+) and end_line=(\d+) shows the lines cut", data["content"])
     assert shown, data["content"][-500:]
     first, last = int(shown.group(1)), int(shown.group(2))
-    head, tail = data["content"].split("…[K1412 cut")[0], data["content"].split("]…")[-1]
+    head, tail = data["content"].split("…[K1412 omitted")[0], data["content"].split("]…")[-1]
     assert head.rstrip("\n").endswith(f"line {first - 2}: " + "x" * 70)
     assert tail.lstrip("\n").startswith(f"line {last}: ")  # lines are 1-based, the file counts from 0
 

@@ -373,7 +373,7 @@ def cut_text(text: str, limit: int, what: str, hint: str | Callable[[str, str], 
     extra = hint(head, tail) if callable(hint) else hint
     before = "" if head.endswith("\n") or not head else "\n"
     after = "" if tail.startswith("\n") or not tail else "\n"
-    marker = f"{before}…[K1412 cut {omitted} characters of {what} here to fit the context window{extra}]…{after}"
+    marker = f"{before}…[K1412 omitted {omitted} characters of {what} here to fit the context window{extra}]…{after}"
     return f"{head}{marker}{tail}"
 
 
