@@ -237,7 +237,7 @@ def bench_search(root: Path, reps: int, fallback_reps: int, profile: bool) -> tu
                          + hotspots(lambda a=args: registry.execute("search_files", a, ctx)))
 
         # Information only: the pure-Python fallback (rg hidden from the tool) ...
-        with mock.patch.object(search.shutil, "which", return_value=None):
+        with mock.patch.object(search, "trusted_program", return_value=None):
             py_ms: list[float] = []
             for _ in range(fallback_reps):
                 ms, result = timed(lambda a=args: registry.execute("search_files", a, ctx))

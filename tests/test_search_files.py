@@ -110,7 +110,7 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     if request.param == "ripgrep" and RG is None:
         pytest.skip("ripgrep is not installed")
     if request.param == "python":
-        monkeypatch.setattr(search_module.shutil, "which", lambda name: None)
+        monkeypatch.setattr(search_module, "trusted_program", lambda name: None)
     return str(request.param)
 
 

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Protocol
 
 from k1412_ls.locations import state_dir
+from k1412_ls.tools.confined import open_confined, start_walk
 from k1412_ls.tools.registry import ToolError
 
 BOM = b"\xef\xbb\xbf"
@@ -169,26 +170,27 @@ def file_kind(mode: int) -> str:
 
 @contextmanager
 def open_regular(path: Path) -> Iterator[tuple[int, os.stat_result]]:
-    """Open ``path`` read-only if it is a regular file; never blocks on a FIFO or device."""
+    """Open ``path`` read-only if it is a regular file; never blocks on a FIFO or device.
+
+    The open walks from the pinned workspace root without following any
+    symlink (:func:`open_confined`), so a directory swapped for a symlink after
+    the path was checked cannot lead it outside.
+    """
     refuse_special(path)
     try:
-        before = os.stat(path)
+        fd = open_confined(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
-        raise ToolError(describe_os_error(exc, path.name, "reading")) from None
-    if not stat.S_ISREG(before.st_mode):
-        kind = file_kind(before.st_mode)
-        if kind == "directory":
-            raise ToolError(f"{path.name} is a directory; use list_files to see its contents.")
-        raise ToolError(f"{path.name} is a {kind}, not a regular file; read regular files only.")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.lexists(path):
+            raise ToolError(f"{path.name} (or a directory on its way) became a symlink after it was checked; "
+                            "nothing was read, list the directory again.") from None
         raise ToolError(describe_os_error(exc, path.name, "reading")) from None
     try:
         after = os.fstat(fd)
-        # The path may have been swapped between stat and open: trust only the open file.
         if not stat.S_ISREG(after.st_mode):
-            raise ToolError(f"{path.name} changed into a {file_kind(after.st_mode)}; read regular files only.")
+            kind = file_kind(after.st_mode)
+            if kind == "directory":
+                raise ToolError(f"{path.name} is a directory; use list_files to see its contents.")
+            raise ToolError(f"{path.name} is a {kind}, not a regular file; read regular files only.")
         yield fd, after
     finally:
         os.close(fd)
@@ -279,14 +281,16 @@ class DiskDocumentStore:
                 raise ToolError(describe_os_error(exc, source.name, "renaming")) from None
 
 
-def _walk_start(path: Path, root: Path | None) -> tuple[str, tuple[str, ...]]:
-    """The trusted directory to open normally and the components to walk below it."""
+def _walk_start(path: Path, root: Path | None) -> tuple[int, tuple[str, ...]]:
+    """A descriptor to walk from (the pinned root when there is one) and the components below it."""
     parent = Path(os.path.normpath(path.parent))
-    if root is not None:
-        if not parent.is_relative_to(root):
-            raise ToolError(f"{path} is outside the workspace; use a path inside {root}.")
-        return str(root), parent.relative_to(root).parts
-    return "/", parent.parts[1:]
+    if root is not None and not parent.is_relative_to(root):
+        raise ToolError(f"{path} is outside the workspace; use a path inside {root}.")
+    try:
+        fd, parts = start_walk(str(parent))
+    except OSError as exc:
+        raise ToolError(describe_os_error(exc, str(parent), "opening")) from None
+    return fd, tuple(parts)
 
 
 @contextmanager
@@ -299,12 +303,8 @@ def open_parent(path: Path, *, root: Path | None = None, create: bool = True) ->
     directories are created one at a time (``create``), relative to their
     already-verified parent.
     """
-    start, parts = _walk_start(path, root)
+    fd, parts = _walk_start(path, root)
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-    try:
-        fd = os.open(start, flags)
-    except OSError as exc:
-        raise ToolError(describe_os_error(exc, start, "opening")) from None
     try:
         for part in parts:
             try:

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from k1412_ls.core.numbers import extract_numbers
+from k1412_ls.tools.confined import open_confined
 from k1412_ls.tools.documents import (
     MAX_DOCUMENT_BYTES,
     NotTextError,
@@ -59,7 +60,12 @@ def stat_path(args: StatPathArgs, ctx: ToolContext) -> ToolResult:
     lexical = Path(args.path) if os.path.isabs(args.path) else ctx.workspace.root / args.path
     is_link = os.path.islink(lexical)
     try:
-        info = os.stat(real)
+        # Opened (O_PATH) from the pinned root without following symlinks, then fstat: confined at open time.
+        fd = open_confined(real, os.O_PATH | (os.O_DIRECTORY if os.path.isdir(real) else 0))
+        try:
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         extra = {"symlink": True, "dangling": True} if is_link else {}
         return ToolResult.success(facts=inspect_facts(rel), path=rel, exists=False, **extra)

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from k1412_ls.tools.confined import open_confined, open_dir_confined
 from k1412_ls.tools.documents import is_write_temp
 
 MAX_IGNORE_FILE_BYTES = 1024 * 1024
@@ -129,16 +130,25 @@ class RuleSet:
         return None
 
 
-def load_rules(directory: Path, base: str) -> RuleSet | None:
-    """The ``.gitignore`` of ``directory`` as a RuleSet, or None when there is none."""
-    path = directory / ".gitignore"
+def load_rules(directory: Path, base: str, dir_fd: int | None = None) -> RuleSet | None:
+    """The ``.gitignore`` of ``directory`` (opened below ``dir_fd`` when given) as a RuleSet, or None."""
     try:
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_IGNORE_FILE_BYTES:
-            return None
-        text = path.read_text("utf-8", errors="replace")
+        if dir_fd is None:
+            fd = open_confined(directory / ".gitignore", os.O_RDONLY | os.O_NONBLOCK)
+        else:
+            fd = os.open(".gitignore", os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_IGNORE_FILE_BYTES:
+            return None
+        data = os.read(fd, MAX_IGNORE_FILE_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    text = data.decode("utf-8", errors="replace")
     rules = tuple(rule for rule in map(compile_rule, text.splitlines()) if rule is not None)
     return RuleSet(base, rules) if rules else None
 
@@ -197,23 +207,38 @@ def initial_chain(root: Path, start: Path) -> tuple[RuleSet, ...]:
 
 def list_children(directory: Path, rel: str, chain: tuple[RuleSet, ...], depth: int,
                   glob: GlobFilter) -> tuple[list[Entry], tuple[RuleSet, ...]]:
-    """The visible children of ``directory`` in name order, and the ignore chain for them."""
-    own = load_rules(directory, rel)
-    if own is not None:
-        chain = (*chain, own)
+    """The visible children of ``directory`` in name order, and the ignore chain for them.
+
+    The directory is opened without following symlinks from the pinned root, so
+    one swapped for a symlink after it was listed is not listed through.
+    """
     try:
-        with os.scandir(directory) as it:
-            raw = sorted(it, key=lambda e: e.name)
+        dir_fd = open_dir_confined(directory)
     except OSError:
         return [], chain
+    try:
+        own = load_rules(directory, rel, dir_fd)
+        if own is not None:
+            chain = (*chain, own)
+        with os.scandir(dir_fd) as it:
+            raw = sorted(it, key=lambda e: e.name)
+        stats = {}
+        for item in raw:
+            try:
+                stats[item.name] = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+    except OSError:
+        return [], chain
+    finally:
+        os.close(dir_fd)
     entries: list[Entry] = []
     for item in raw:
         if item.name == ".git" or is_write_temp(item.name):
             continue
         child_rel = f"{rel}/{item.name}" if rel not in ("", ".") else item.name
-        try:
-            info = item.stat(follow_symlinks=False)
-        except OSError:
+        info = stats.get(item.name)
+        if info is None:
             continue
         if stat.S_ISLNK(info.st_mode):
             kind = "symlink"
@@ -227,7 +252,7 @@ def list_children(directory: Path, rel: str, chain: tuple[RuleSet, ...], depth: 
         decision = glob.decide(child_rel, is_dir)
         if decision if decision is not None else is_ignored(chain, child_rel, is_dir):
             continue
-        entries.append(Entry(child_rel, Path(item.path), kind, depth, info.st_size))
+        entries.append(Entry(child_rel, directory / item.name, kind, depth, info.st_size))
     return entries, chain
 
 

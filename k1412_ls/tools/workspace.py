@@ -4,8 +4,9 @@ A path is confined when its *real* path (every symlink resolved) lies inside
 the real workspace root. Lexical checks alone are not enough:
 ``os.path.join(root, "/etc/passwd")`` is ``/etc/passwd``, ``startswith("/ws")``
 accepts ``/ws-evil``, and a symlinked parent directory leads anywhere. The
-write-time re-check (the parent directory opened without following symlinks)
-lives in :mod:`k1412_ls.tools.documents`, next to the rename it protects.
+open-time re-check (every component opened without following symlinks, from
+a descriptor of the root pinned when the workspace was first used) lives in
+:mod:`k1412_ls.tools.confined`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import unicodedata
 from pathlib import Path
 
+from k1412_ls.tools.confined import pin_root, refuse_if_moved
 from k1412_ls.tools.registry import ToolError
 
 MAX_PATH_BYTES = 4096
@@ -48,6 +50,8 @@ class Workspace:
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(os.path.realpath(root))
+        # File tools open paths by walking from this descriptor (k1412_ls/tools/confined.py).
+        pin_root(self.root)
 
     def resolve(self, path: str, *, for_write: bool = False) -> Path:
         """Return the real, confined path for a user/model supplied path, or raise ToolError.
@@ -59,6 +63,7 @@ class Workspace:
         if not isinstance(path, str):
             raise ToolError("The path must be a string; pass a path relative to the workspace root.")
         check_path_text(path)
+        refuse_if_moved(self.root)
         lexical = Path(path) if os.path.isabs(path) else self.root / path
         real = Path(os.path.realpath(lexical))
         if not real.is_relative_to(self.root):

@@ -1,0 +1,150 @@
+"""File tools hold confinement at open time: a swap between the check and the use leads nowhere.
+
+Each case checks a path (``Workspace.resolve``), then swaps a directory — or
+the workspace root itself — for a symlink to a directory outside, then uses
+the checked path the way the tools do. The positive control opens the same
+checked path the naive way (``open(path)``) and reaches the outside secret:
+the swap is real, only the open-time walk stops it. A last case races a
+swapping thread against the real ``read_file``/``list_files``/``write_file``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from k1412_ls.tools import files
+from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.ignore import GlobFilter, list_children
+from k1412_ls.tools.registry import ToolContext, ToolError, ToolRegistry
+from k1412_ls.tools.workspace import Workspace
+
+SECRET = "OUTSIDE-SECRET-7f3a"
+REGISTRY = ToolRegistry(files.TOOLS)
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[Path, Path]:
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "notes.txt").write_text("inside\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.txt").write_text(SECRET + "\n")
+    (outside / "secret-name.txt").write_text(SECRET)
+    return ws, outside
+
+
+def swap_for_link(directory: Path, target: Path) -> None:
+    directory.rename(directory.with_name(directory.name + "-old"))
+    directory.symlink_to(target, target_is_directory=True)
+
+
+def test_a_read_after_a_parent_swap_is_refused(layout: tuple[Path, Path]) -> None:
+    ws, outside = layout
+    workspace = Workspace(ws)
+    checked = workspace.resolve("sub/notes.txt")
+    swap_for_link(ws / "sub", outside)
+    assert SECRET in checked.read_text()  # positive control: the checked path now leads outside
+    with pytest.raises(ToolError) as info:
+        DiskDocumentStore(ws).read(checked)
+    assert "symlink" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_listing_after_a_swap_does_not_list_outside(layout: tuple[Path, Path]) -> None:
+    ws, outside = layout
+    workspace = Workspace(ws)
+    checked = workspace.resolve("sub")
+    swap_for_link(ws / "sub", outside)
+    assert "secret-name.txt" in os.listdir(checked)  # positive control
+    entries, _ = list_children(checked, "sub", (), 1, GlobFilter(None))
+    assert [e.rel for e in entries] == []
+
+
+def test_a_write_after_a_swap_lands_nowhere_outside(layout: tuple[Path, Path]) -> None:
+    ws, outside = layout
+    workspace = Workspace(ws)
+    checked = workspace.resolve("sub/new.txt", for_write=True)
+    swap_for_link(ws / "sub", outside)
+    with pytest.raises(ToolError):
+        DiskDocumentStore(ws).write(checked, "planted\n")
+    assert not (outside / "new.txt").exists()
+    checked.write_text("planted\n")  # positive control: a naive write follows the link
+    assert (outside / "new.txt").exists()
+
+
+def test_a_swapped_workspace_root_is_refused(layout: tuple[Path, Path]) -> None:
+    ws, outside = layout
+    workspace = Workspace(ws)
+    workspace.resolve("sub/notes.txt")
+    swap_for_link(ws, outside)
+    assert (ws / "notes.txt").read_text().strip() == SECRET  # positive control
+    for call in (lambda: workspace.resolve("notes.txt"), lambda: workspace.resolve("x.txt", for_write=True)):
+        with pytest.raises(ToolError) as info:
+            call()
+        assert "was replaced since K1412 started using it" in str(info.value)
+
+
+def test_a_path_checked_before_a_root_swap_still_opens_the_original_directory(layout: tuple[Path, Path]) -> None:
+    ws, outside = layout
+    workspace = Workspace(ws)
+    checked = workspace.resolve("sub/notes.txt")
+    swap_for_link(ws, outside)
+    # The open walks from the descriptor pinned before the swap: the original file, never the outside one.
+    assert DiskDocumentStore(ws).read(checked).text == "inside\n"
+
+
+# --- a real race against the tools ------------------------------------------------------------------------------
+
+@pytest.fixture
+def swapper(layout: tuple[Path, Path]) -> Iterator[threading.Event]:
+    """A thread that keeps swapping ws/sub between the real directory and a symlink to outside."""
+    ws, outside = layout
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            try:
+                os.rename(ws / "sub", ws / "sub-real")
+                os.symlink(outside, ws / "sub")
+                os.unlink(ws / "sub")
+                os.rename(ws / "sub-real", ws / "sub")
+            except OSError:
+                # A write_file created ws/sub while it was missing: put the real one back, go on swapping.
+                with contextlib.suppress(OSError):
+                    if (ws / "sub").is_symlink():
+                        os.unlink(ws / "sub")
+                    elif (ws / "sub-real").exists():
+                        shutil.rmtree(ws / "sub", ignore_errors=True)
+                    if (ws / "sub-real").exists():
+                        os.rename(ws / "sub-real", ws / "sub")
+
+    thread = threading.Thread(target=swap, daemon=True)
+    thread.start()
+    yield stop
+    stop.set()
+    thread.join(5)
+
+
+def test_racing_swaps_never_reach_outside(layout: tuple[Path, Path], swapper: threading.Event) -> None:
+    ws, outside = layout
+    ctx = ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws))
+    leaked = naive_leaks = 0
+    for attempt in range(600):
+        read = REGISTRY.execute("read_file", {"path": "sub/notes.txt"}, ctx)
+        listed = REGISTRY.execute("list_files", {"path": "sub"}, ctx)
+        REGISTRY.execute("write_file", {"path": f"sub/w{attempt}.txt", "content": "x\n"}, ctx)
+        leaked += SECRET in str(read.data) or "secret-name" in str(listed.data)
+        try:
+            naive_leaks += SECRET in (ws / "sub" / "notes.txt").read_text()
+        except OSError:
+            pass
+    assert naive_leaks > 0, "the race never happened; the test proves nothing"
+    assert leaked == 0
+    assert sorted(p.name for p in outside.iterdir()) == ["notes.txt", "secret-name.txt"]
