@@ -22,6 +22,7 @@ from k1412_ls.tools.approval import (
     ApprovalRequest,
     Decision,
     PrefixRule,
+    command_words,
     generalized_prefix,
 )
 from k1412_ls.tools.documents import DiskDocumentStore
@@ -84,6 +85,7 @@ CASES: list[tuple[str, tuple[tuple[str, str], ...], str, str]] = [
     ("on-request", (("git push", "forbid"),), "bash -c 'git push'", "forbid"),
     ("on-request", (("git push", "forbid"),), "eval 'git push --force'", "forbid"),
     ("on-request", (("git push", "forbid"),), "/usr/bin/git push", "forbid"),
+    ("on-request", (("git push", "forbid"),), "git -C . -c push.default=current push", "forbid"),
     ("on-request", (("git push", "forbid"),), "xargs -n 1 git push < /dev/null", "forbid"),
     ("on-request", (("git push", "forbid"),), "find . -maxdepth 0 -exec git push \\;", "forbid"),
     ("on-request", (("git push", "forbid"),), "g=git; $g push", "ask"),  # cannot be read: asked, not run
@@ -141,12 +143,13 @@ def test_no_approver_means_deny() -> None:
 @pytest.mark.parametrize(("command", "prefix"), [
     ("npm install left-pad", ("npm", "install")),
     ("git push origin main", ("git", "push")),
+    ("git -c user.name=k commit -m x", ("git", "commit")),
     ("pytest -q tests/test_a.py", ("pytest",)),
     ("python3 build.py --fast", ("python3",)),
     ("curl -s https://example.invalid", ("curl",)),
 ])
 def test_always_allow_generalises_to_the_prefix(command: str, prefix: tuple[str, ...]) -> None:
-    assert generalized_prefix(command.split()) == prefix
+    assert generalized_prefix(command_words(command.split())) == prefix
 
 
 def test_always_allow_covers_the_prefix_is_kept_per_user_and_never_lifts_a_forbid(tmp_path: Path) -> None:

@@ -142,11 +142,36 @@ class Grant:
 
 
 def command_words(simple_words: list[str]) -> list[str]:
-    """A simple command's words as rules see them: wrappers (``env``, ``timeout``) removed, program by name."""
+    """A simple command's words as rules see them.
+
+    Wrappers (``env``, ``timeout``, ``xargs``) removed, the program by name
+    (``/usr/bin/git`` → ``git``), and git's global options (``-C dir``, ``-c
+    k=v``) moved out of the way, so ``git -c x=y push`` meets a ``git push`` rule.
+    """
     words = strip_wrappers(simple_words)
-    if words:
-        words = [program_name(words[0]), *words[1:]]
+    if not words:
+        return words
+    words = [program_name(words[0]), *words[1:]]
+    if words[0] == "git":
+        sub = git_subcommand(words[1:])
+        if sub:
+            at = _git_subcommand_index(words)
+            words = ["git", sub, *words[at + 1:]]
     return words
+
+
+def _git_subcommand_index(words: list[str]) -> int:
+    skip = False
+    for index, word in enumerate(words[1:], start=1):
+        if skip:
+            skip = False
+            continue
+        if word in ("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"):
+            skip = True
+            continue
+        if not word.startswith("-"):
+            return index
+    return len(words)
 
 
 def embedded_commands(words: list[str]) -> list[list[str]]:
