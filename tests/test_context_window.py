@@ -48,6 +48,7 @@ class MeasuredModel(ScriptedChatModel):
         self.stated = stated or {}
         self.output_caps: list[int] = []
         self.refuse_first = refuse_first
+        self.refused_sizes: list[int] = []
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                        spec: ModelSpec) -> ModelReply:
@@ -55,6 +56,7 @@ class MeasuredModel(ScriptedChatModel):
         self.output_caps.append(spec.max_output_tokens)
         if (self.window is not None and size > self.window) or self.refusals < self.refuse_first:
             self.refusals += 1
+            self.refused_sizes.append(size)
             raise ContextOverflow("refused for length", **self.stated)
         self.sizes.append(size)
         self.bodies.append(json.loads(json.dumps(messages)))
@@ -330,3 +332,25 @@ def test_progress_lines_name_what_compaction_and_refusals_did() -> None:
     refused = describe_event(event("context.overflowed", {"sent_chars": 31_000, "window_tokens": 7_500,
                                                           "budget_chars": 23_000}))
     assert refused == "provider refused 31000 chars as too long; window 7500 tokens; budget now 23000 chars"
+
+
+def test_the_last_retry_sends_the_minimum_so_a_window_just_above_it_still_works(tmp_path: Path, ws: Path) -> None:
+    for i in range(6):
+        (ws / f"m{i}.py").write_text("".join(f"w_{i}_{n} = {n}\n" for n in range(3_000)))
+    task = "What does m2.py set? " + "Context for the question. " * 800  # a long task: the minimum cuts it
+    script = [call("read_file", path=f"m{i}.py") for i in range(6)] + [{"content": "m2.py sets w_2_0 = 0."}]
+    # A provider that refuses everything: one request and three smaller retries, the last one the minimum.
+    stubborn = MeasuredModel(list(script), window=1)
+    failed = run(make_runtime(tmp_path / "stubborn", stubborn, 200_000), task, ws)
+    assert failed.status == "failed" and 2 <= stubborn.refusals <= 4  # bounded
+    assert failed.message.startswith("The provider refused even the minimum context (")
+    assert stubborn.refused_sizes[-1] < min(stubborn.refused_sizes[:-1])
+    minimum = stubborn.refused_sizes[-1]
+    # No numbers in the refusals and a window a little above the minimum (room for the digest of the
+    # steps to come): the run recovers and goes on within it.
+    window = minimum + 6_000
+    model = MeasuredModel(script, window=window)
+    result = run(make_runtime(tmp_path, model, 200_000), task, ws)
+    assert result.status == "completed", result.message
+    overflows = [e.payload for e in read_events(Path(result.events_path)) if e.type == "context.overflowed"]
+    assert 1 <= len(overflows) <= 3 and max(model.sizes) <= window

@@ -126,19 +126,21 @@ class AgentLoop:
             except ContextOverflow as exc:
                 overflows += 1
                 self.emit("model.responded", {"iteration": self.iterations, "ok": False, "error": str(exc)})
-                if overflows > OVERFLOW_RETRIES:
+                if overflows > OVERFLOW_RETRIES or self.window.at_minimum:
                     raise RunFailed(
-                        f"The provider still refused the request as longer than its context window after "
-                        f"{OVERFLOW_RETRIES} smaller retries (the last was {sent} characters); lower context_chars "
-                        f"for model '{self.spec.id}'."
+                        f"The provider refused even the minimum context ({sent} characters: the rules, the tool "
+                        "schemas, the task's head and the last step) as longer than its context window; raise the "
+                        f"provider's context size for model '{self.spec.id}'."
                     ) from None
                 learned = self.budget.learn(exc, sent, spec.max_output_tokens)
                 self.emit("context.overflowed", {"iteration": self.iterations, "attempt": overflows,
                                                  "error": str(exc), **learned})
                 try:
-                    self.window.shrink()
-                except ContextTooSmall as too_small:
-                    raise RunFailed(str(too_small)) from None
+                    # The last retry sends the least context there is, so a run fails only when even that
+                    # does not fit.
+                    self.window.shrink(minimum=overflows == OVERFLOW_RETRIES)
+                except ContextTooSmall:
+                    self.window.shrink(minimum=True)
                 continue
             except MalformedReply as exc:
                 attempts += 1
@@ -149,6 +151,8 @@ class AgentLoop:
             except ModelError as exc:
                 self.emit("model.responded", {"iteration": self.iterations, "ok": False, "error": str(exc)})
                 raise RunFailed(str(exc)) from None
+            self.window.at_minimum = False
+            self.budget.note_accepted(sent)
             self.usage.add(reply.usage)
             self.emit("model.responded", {
                 "iteration": self.iterations, "ok": True, "finish_reason": reply.finish_reason,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +98,13 @@ class ContextBudget:
     learned: int | None = None
     window_tokens: int | None = None
     max_output_tokens: int | None = None
+    accepted: int = 0  # the largest request the provider answered: the window holds at least this much
+
+    def note_accepted(self, sent_chars: int) -> None:
+        """A request of ``sent_chars`` was answered: a budget learned below it was too cautious."""
+        self.accepted = max(self.accepted, sent_chars)
+        if self.learned is not None and sent_chars > self.learned:
+            self.learned = min(self.configured, sent_chars)
 
     @property
     def chars(self) -> int:
@@ -123,8 +131,12 @@ class ContextBudget:
             self.window_tokens = window
         else:
             new = int(min(sent_chars, before) * OVERFLOW_SHRINK)
-        # Each refusal shrinks what is sent, so retries converge (unless only the output cap was lowered).
-        new = max(1, min(new, before) if cap_was_the_problem else min(new, int(sent_chars * SAFETY), before))
+        # Each refusal shrinks what is sent, so retries converge (unless only the output cap was lowered) ...
+        new = min(new, before) if cap_was_the_problem else min(new, int(sent_chars * SAFETY), before)
+        # ... but never below what the provider already answered: the window lies between the two.
+        if not cap_was_the_problem and self.accepted < sent_chars:
+            new = min(max(new, self.accepted), sent_chars - 1)
+        new = max(1, new)
         self.learned = new
         return {"budget_chars_before": before, "budget_chars": new, "sent_chars": sent_chars,
                 "window_tokens": window, "prompt_tokens": overflow.prompt_tokens,
@@ -180,6 +192,7 @@ class ContextWindow:
     _task: str = ""
     _digest_text: str = ""
     compactions: int = 0
+    at_minimum: bool = False  # the last compaction sent the least context there is
 
     def __post_init__(self) -> None:
         self.head = max(1, min(self.head, len(self.messages)))
@@ -218,9 +231,20 @@ class ContextWindow:
             self._compact(int(budget * LOW_WATER), "budget")
         return self.messages
 
-    def shrink(self) -> list[dict[str, Any]]:
-        """After the provider refused for length (the budget already lowered): compact to the new budget."""
-        self._compact(int(self.budget.chars * LOW_WATER), "overflow")
+    def shrink(self, *, minimum: bool = False) -> list[dict[str, Any]]:
+        """After the provider refused for length (the budget already lowered): compact to the new budget.
+
+        With ``minimum`` (the last retry, or when the lowered budget is below the minimum), compact to the
+        least context a request can have and send that whatever the estimate says: only the provider
+        can tell whether it fits. Raises ContextTooSmall when the lowered budget cannot hold the minimum.
+        """
+        if minimum:
+            self._compact(0, "overflow", floor=True)
+            self.at_minimum = True
+            # What is sent now is the minimum; the budget must let it through (and hold later steps to it).
+            self.budget.learned = max(self.budget.learned or 0, math.ceil(self.size() / HIGH_WATER))
+        else:
+            self._compact(int(self.budget.chars * LOW_WATER), "overflow")
         return self.messages
 
     # -- compaction -----------------------------------------------------------------------------------
@@ -231,7 +255,7 @@ class ContextWindow:
             starts = [self.head, *starts] if len(self.messages) > self.head else starts
         return [(start, starts[k + 1] if k + 1 < len(starts) else len(self.messages)) for k, start in enumerate(starts)]
 
-    def _compact(self, target: int, reason: str) -> None:
+    def _compact(self, target: int, reason: str, *, floor: bool = False) -> None:
         budget = self.budget.chars
         record = Compaction(reason, before_chars=self.size(), budget_chars=budget)
         groups = self._groups()
@@ -248,13 +272,15 @@ class ContextWindow:
         if self.size() > target and older:
             self._fold(target, record)
         # 3. the minimum: cut the last step, the digest, the history and the task until the budget holds.
-        if self.size() > budget:
+        if floor:
+            self._squeeze(0, record)
+        elif self.size() > budget:
             self._squeeze(budget, record)
         record.after_chars = self.size()
         self.compactions += 1
         if self.emit is not None:
             self.emit("context.compacted", record.payload())
-        if record.after_chars > budget:
+        if record.after_chars > budget and not floor:
             raise ContextTooSmall(
                 f"The context window ({budget} characters) cannot hold even the minimum context "
                 f"({record.after_chars} characters: the rules, the tool schemas, the task's head and the last "
