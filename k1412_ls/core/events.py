@@ -23,7 +23,11 @@ from k1412_ls.core.redact import Redactor
 POLICY = "agent-loop-v4"
 SCHEDULER = "safe-parallel-v1"
 CONTEXT_POLICY = "recent-visible-v2"
-META: dict[str, str] = {"policy": POLICY, "scheduler": SCHEDULER, "context_policy": CONTEXT_POLICY}
+# What commands may reach: sandbox-v2 is bubblewrap always (or refused), read-only root, network off by default,
+# .git read-only, the approval policy (k1412_ls/tools/sandbox.py, approval.py).
+SANDBOX = "sandbox-v2"
+META: dict[str, str] = {"policy": POLICY, "scheduler": SCHEDULER, "context_policy": CONTEXT_POLICY,
+                        "sandbox": SANDBOX}
 
 EVENT_TYPES: frozenset[str] = frozenset(
     {
