@@ -147,6 +147,10 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         fields["timed_out"] = True
     if done.cancelled:
         fields["cancelled"] = True
+    if done.process_cap is not None:
+        cap_note = (f"The command tried to run more than {done.process_cap} processes at once and further forks "
+                    "were refused; run fewer processes in parallel.")
+        note = f"{note} {cap_note}" if note else cap_note
     if note:
         fields["note"] = note
     if not done.sandbox.startswith(SANDBOXED):

@@ -277,6 +277,7 @@ class Completed:
     timed_out: bool
     cancelled: bool
     sandbox: str
+    process_cap: int | None = None  # the cap, when the command ran into it
 
 
 def run_to_end(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, timeout_s: float,
@@ -303,4 +304,5 @@ def run_to_end(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, timeou
     return Completed(
         exit_code=handle.returncode, output=text, output_bytes=buffer.total, omitted_bytes=omitted,
         duration_ms=handle.duration_ms, timed_out=timed_out, cancelled=cancelled, sandbox=handle.sandbox,
+        process_cap=handle.cap.limit if handle.cap is not None and handle.cap.exhausted() else None,
     )

@@ -166,8 +166,10 @@ class ProcessCap:
         if self._watch_stop is not None:
             self._watch_stop.set()
         if self.group is not None:
+            self.tripped = self.exhausted()
             self.kill_all()
             self._remove(self.group)
+            self.group = None
 
     @staticmethod
     def _remove(group: Path) -> None:
