@@ -7,7 +7,9 @@ persisted "always allow" and the events.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,9 @@ def rules(*pairs: tuple[str, str]) -> tuple[PrefixRule, ...]:
     return tuple(PrefixRule(tuple(prefix.split()), decision) for prefix, decision in pairs)
 
 
+WORKSPACE = Path("/var/tmp/k1412-approval-ws")
+
+
 def gate(policy: str = "on-request", *, rule_pairs: tuple[tuple[str, str], ...] = (),
          answer: Decision | None = Decision.ALLOW_ONCE, network: bool = False, git_writable: bool = False,
          events: list[tuple[str, dict[str, Any]]] | None = None) -> tuple[ApprovalGate, Asker]:
@@ -58,7 +63,7 @@ def gate(policy: str = "on-request", *, rule_pairs: tuple[tuple[str, str], ...] 
     sink = events if events is not None else []
     return ApprovalGate(policy=ApprovalPolicy(policy, rules(*rule_pairs)),
                         sandbox=SandboxPolicy(network=network, git_writable=git_writable), approver=asker,
-                        emit=lambda kind, payload: sink.append((kind, payload))), asker
+                        emit=lambda kind, payload: sink.append((kind, payload)), workspace=WORKSPACE), asker
 
 
 # (policy, rules, command, expected): "run" (no question), "ask" (a question, approved), "forbid" (refused unasked)
@@ -72,6 +77,10 @@ CASES: list[tuple[str, tuple[tuple[str, str], ...], str, str]] = [
     ("on-request", (), "git commit -m wip", "ask"),  # writes .git, which is read-only
     ("on-request", (), "git status && git diff", "run"),
     ("on-request", (), "env A=1 timeout 60 git push origin main", "ask"),  # network, behind wrappers
+    ("on-request", (), "echo note > ~/notes.txt", "ask"),  # writes outside the workspace
+    ("on-request", (), "cp report.txt /opt/reports/", "ask"),
+    ("on-request", (), "mkdir -p ../sibling", "ask"),
+    ("on-request", (), "echo x > /tmp/scratch && touch build/out.o && echo y > /dev/null", "run"),
     ("untrusted", (), "ls -la", "run"),
     ("untrusted", (), "git log --oneline -3", "run"),
     ("untrusted", (), "python3 script.py", "ask"),
@@ -255,3 +264,28 @@ def test_process_start_asks_too(repo: Path) -> None:
     result = REGISTRY.execute("process_start", {"command": "npm install"}, ctx)
     assert result.data["ok"] is False and len(asker.asked) == 1
     assert ctx.services["processes"].ids() == []
+
+
+@needs_sandbox
+def test_a_write_outside_the_workspace_lands_only_when_approved(tmp_path: Path) -> None:
+    # Outside /tmp on purpose: every command has a private /tmp, which would hide the target anyway.
+    outside = Path(tempfile.mkdtemp(prefix="k1412-approval-out-", dir="/var/tmp"))
+    try:
+        ws = tmp_path / "ws"
+        ws.mkdir()
+        command = f"echo note > {outside}/notes.txt && echo wrote"
+        denied, asker = gate(answer=Decision.DENY)
+        denied.workspace = ws
+        result = REGISTRY.execute("run_command", {"command": command}, _ctx(ws, denied))
+        assert result.data["ok"] is False and "outside the workspace" in asker.asked[0].question()
+        assert not (outside / "notes.txt").exists()
+        # Without asking, the sandbox stops it too (a read-only file system), whatever the rules think.
+        hidden = REGISTRY.execute("run_command", {"command": f"G=echo; $G note > {outside}/notes.txt; echo rc=$?"},
+                                  _ctx(ws, ApprovalGate(sandbox=SandboxPolicy(), workspace=ws)))
+        assert "rc=0" not in hidden.data["output"] and not (outside / "notes.txt").exists()
+        approved, _ = gate(answer=Decision.ALLOW_ONCE)
+        approved.workspace = ws
+        result = REGISTRY.execute("run_command", {"command": command}, _ctx(ws, approved))
+        assert result.data["ok"] is True and (outside / "notes.txt").read_text() == "note\n"
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)

@@ -187,7 +187,7 @@ class _Run:
             sandbox=sandbox.policy, approver=request.approver,
             store=AllowStore(self.runtime.state_dir / "approvals.json"), user=request.user,
             emit=lambda kind, payload: self.emit(kind, payload),
-            git_dir_exists=lambda: (self.workspace.root / ".git").exists())
+            git_dir_exists=lambda: (self.workspace.root / ".git").exists(), workspace=self.workspace.root)
         services: dict[str, Any] = {"processes": processes, "delegation": delegator, "changes": changes,
                                     "sandbox": sandbox, "approval": approval}
         if self.runtime.state is not None:

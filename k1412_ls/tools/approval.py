@@ -4,7 +4,9 @@ Policies (the ``[approval]`` configuration, after Codex's modes):
 
 * ``on-request`` (default): commands run inside the sandbox without asking;
   a command that needs more than the sandbox gives — the network while it is
-  off, writing ``.git`` while it is read-only — is asked about;
+  off, writing ``.git`` while it is read-only, writing outside the workspace
+  and ``/tmp`` (as far as its redirections and ``cp``/``mv``/``touch``…
+  arguments say) — is asked about;
 * ``untrusted``: every command is asked about except read-only inspection
   (``ls``, ``cat``, ``grep``, ``git status`` …) and what a rule allows;
 * ``never``: nothing is asked; what would need asking is refused and the
@@ -134,11 +136,58 @@ class Grant:
 
     network: bool | None = None
     git_writable: bool = False
+    writable: tuple[str, ...] = ()  # directories outside the workspace this command may write
 
     def sandbox_policy(self, base: SandboxPolicy) -> SandboxPolicy:
+        policy = base
         if self.git_writable and not base.git_writable:
-            return replace(base, git_writable=True)
-        return base
+            policy = replace(policy, git_writable=True)
+        if self.writable:
+            policy = replace(policy, writable=(*policy.writable, *self.writable))
+        return policy
+
+
+# Programs whose path arguments are written to: every argument, or only the last (the destination).
+_WRITES_EVERY_ARG = frozenset({"touch", "mkdir", "rm", "rmdir", "tee", "truncate", "chmod", "chown", "shred"})
+_WRITES_LAST_ARG = frozenset({"cp", "mv", "install", "ln", "rsync"})
+
+
+def written_paths(words: list[str], redirects: tuple[str, ...]) -> list[str]:
+    """The paths a simple command writes, as far as its words and redirections say."""
+    found = list(redirects)
+    if words:
+        args = [w for w in words[1:] if w and not w.startswith("-")]
+        if words[0] in _WRITES_EVERY_ARG:
+            found += args
+        elif words[0] in _WRITES_LAST_ARG and len(args) >= 2:
+            found.append(args[-1])
+    return found
+
+
+def outside_writable(path: str, workspace: Path | None, writable: tuple[str, ...]) -> str | None:
+    """The normalized path when it lies outside every place a command may write, else None."""
+    home = os.environ.get("HOME") or str(Path.home())
+    if path.startswith("~/") or path == "~":
+        path = home + path[1:]
+    if not os.path.isabs(path):
+        if workspace is None or not path.startswith(".."):
+            return None  # relative to the command's directory inside the workspace
+        path = os.path.join(workspace, path)
+    path = os.path.normpath(path)
+    allowed = ["/tmp", "/dev", "/proc/self", *(os.path.expanduser(w) for w in writable)]
+    if workspace is not None:
+        allowed.append(str(workspace))
+    if any(path == root or path.startswith(root.rstrip("/") + "/") for root in allowed):
+        return None
+    return path
+
+
+def writable_dir_for(path: str) -> str:
+    """The deepest existing directory that holds ``path`` (what an approval makes writable)."""
+    current = path if os.path.isdir(path) else os.path.dirname(path)
+    while current != "/" and not os.path.isdir(current):
+        current = os.path.dirname(current)
+    return current
 
 
 def command_words(simple_words: list[str]) -> list[str]:
@@ -283,6 +332,7 @@ class ApprovalGate:
     user: str = "default"
     emit: Emit | None = None
     git_dir_exists: Callable[[], bool] = lambda: True
+    workspace: Path | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     _session: list[PrefixRule] = field(default_factory=list)
 
@@ -298,14 +348,15 @@ class ApprovalGate:
         matched: list[str] = []
         reasons: list[str] = []
         wants_network = wants_git = False
+        wants_dirs: list[str] = []
         first_words: list[str] = []
         opaque = not line.parsed or bool(line.tampered)
-        candidates: list[tuple[list[str], bool]] = []
+        candidates: list[tuple[list[str], bool, tuple[str, ...]]] = []
         for simple in line.commands:
             words = command_words(simple.argv)
-            candidates.append((words, bool(simple.dynamic and words and not words[0])))
-            candidates += [(inner, False) for inner in embedded_commands(words)]
-        for words, dynamic_program in candidates:
+            candidates.append((words, bool(simple.dynamic and words and not words[0]), simple.writes_to))
+            candidates += [(inner, False, ()) for inner in embedded_commands(words)]
+        for words, dynamic_program, redirects in candidates:
             if not words:
                 continue
             if not first_words:
@@ -337,6 +388,12 @@ class ApprovalGate:
                 wants_git = True
                 if not allowed:
                     reasons.append(f"'{' '.join(words[:2])}' writes .git, which is read-only for commands")
+            for target in written_paths(words, redirects):
+                outside = outside_writable(target, self.workspace, self.sandbox.writable)
+                if outside is not None:
+                    wants_dirs.append(writable_dir_for(outside))
+                    if not allowed:
+                        reasons.append(f"it writes {outside}, outside the workspace and /tmp")
             if self.policy.policy == "untrusted" and not allowed and not read_only(words):
                 reasons.append("the approval policy 'untrusted' asks before commands that may change things")
         if opaque and (self.policy.policy == "untrusted" or any(r.decision != "allow" for r in rules)):
@@ -344,7 +401,8 @@ class ApprovalGate:
                            "or the line does not parse), so the approval rules cannot be checked")
         if reasons and verdict == "allow":
             verdict = "ask"
-        grant = Grant(network=True if wants_network else None, git_writable=wants_git)
+        grant = Grant(network=True if wants_network else None, git_writable=wants_git,
+                      writable=tuple(dict.fromkeys(wants_dirs)))
         if verdict == "allow":
             return grant
         request = ApprovalRequest(command, tuple(dict.fromkeys(reasons)), generalized_prefix(first_words))

@@ -69,7 +69,8 @@ def confinement_for(ctx: ToolContext, command: str) -> tuple[RunSandbox, bool]:
     sandbox = run_sandbox(ctx)
     gate = ctx.services.get(APPROVAL_SERVICE)
     if not isinstance(gate, ApprovalGate):
-        gate = ApprovalGate(sandbox=sandbox.policy, git_dir_exists=lambda: (ctx.workspace.root / ".git").exists())
+        gate = ApprovalGate(sandbox=sandbox.policy, git_dir_exists=lambda: (ctx.workspace.root / ".git").exists(),
+                            workspace=ctx.workspace.root)
     grant = gate.check(command)
     network = sandbox.policy.network if grant.network is None else grant.network
     return sandbox.derived(grant.sandbox_policy(sandbox.policy)), network
