@@ -11,7 +11,11 @@ pygls 2.1.1 leaves gaps we close here:
   we send is reduced to a redacted one-sentence message without data;
 - ``$/cancelRequest`` on ``workspace/executeCommand`` does not reach the
   command coroutine — the command sees a :class:`CommandCall` whose cancel
-  callbacks run when the request is cancelled (or cancelled by shutdown).
+  callbacks run when the request is cancelled (or cancelled by shutdown);
+- a notification method sent with an id, a batch array, a message without
+  ``"jsonrpc"`` and JSON that is no object at all are dropped silently — we
+  answer InvalidRequest (to each request id of a batch; id null when there is
+  none) and run none of them (:meth:`K1412Protocol.receive`).
 """
 
 from __future__ import annotations
@@ -92,10 +96,62 @@ def sanitize_error(error: types.ResponseError, redactor: Redactor) -> types.Resp
     return types.ResponseError(code=error.code, message=message[:2000], data=None)
 
 
+def is_notification_method(method: str) -> bool:
+    """Whether the LSP specification defines ``method`` as a notification (it has no response type)."""
+    entry = types.METHOD_TO_TYPES.get(method)
+    return entry is not None and entry[1] is None
+
+
 class K1412Protocol(LanguageServerProtocol):
     """pygls' LSP protocol with one reply per request id and sanitized errors."""
 
     redactor = Redactor.from_environment()
+
+    def receive(self, data: Any) -> None:
+        """Handle one parsed JSON body: refuse what is not a single JSON-RPC 2.0 message, run the rest."""
+        if isinstance(data, list):
+            self._refuse_batch(data)
+            return
+        if not isinstance(data, dict):
+            log.warning("refused a message that is not a JSON object (%s)", type(data).__name__)
+            self._refuse(None, "The message is not a JSON object; send one JSON-RPC message per frame.")
+            return
+        method = data.get("method")
+        is_request = "id" in data and "method" in data
+        if data.get("jsonrpc") != self.VERSION:
+            if is_request:
+                self._refuse(data["id"], "Only JSON-RPC 2.0 requests are accepted; set \"jsonrpc\": \"2.0\".")
+            else:
+                log.warning("dropped a message without \"jsonrpc\": \"2.0\"")
+            return
+        if is_request and not isinstance(method, str):
+            self._refuse(data["id"], "The request's method is not a string; name the method to call.")
+            return
+        if is_request and is_notification_method(method):
+            log.warning("refused %s sent as a request (id %r)", method[:100], data["id"])
+            self._refuse(data["id"], f"{method[:100]} is a notification; send it without an id (it was not run).")
+            return
+        try:
+            message = self.structure_message(data)
+        except Exception:
+            log.exception("could not decode a message")
+            if is_request:
+                self._refuse(data["id"], "The request could not be decoded; check its params.")
+            return
+        self.handle_message(message)
+
+    def _refuse_batch(self, items: list[Any]) -> None:
+        ids = [item["id"] for item in items if isinstance(item, dict) and "id" in item and "method" in item]
+        log.warning("refused a batch of %d messages (%d requests); LSP has no batches", len(items), len(ids))
+        message = "Batches are not part of LSP; send each message in its own frame (nothing in the batch was run)."
+        for msg_id in ids:
+            self._refuse(msg_id, message)
+        if not ids:
+            self._refuse(None, message)
+
+    def _refuse(self, msg_id: Any, message: str) -> None:
+        self._send_data({"jsonrpc": self.VERSION, "id": msg_id,
+                         "error": {"code": JsonRpcInvalidRequest.CODE, "message": message}})
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
