@@ -70,7 +70,18 @@ from k1412_ls.config import ModelSpec, ProviderSpec
 from k1412_ls.core.model_port import ContextOverflow, MalformedReply, ModelError, ModelReply
 from k1412_ls.core.redact import Redactor
 from k1412_ls.models.overflow import Overflow, context_overflow
-from k1412_ls.models.reply import StreamAssembler, reply_from_completion, stream_error_of
+from k1412_ls.models.reply import (
+    NOT_A_COMPLETION,
+    StreamAssembler,
+    describe_invalid_json,
+    describe_json,
+    describe_non_completion,
+    describe_text,
+    is_completion_chunk,
+    json_cut_off,
+    reply_from_completion,
+    stream_error_of,
+)
 
 # The SDK honours a server's Retry-After up to this many seconds (openai._constants).
 _MAX_RETRY_AFTER_S = 120.0
@@ -205,9 +216,13 @@ class OpenAIChatModel:
                 "try again later or raise timeout_s."
             )
         if isinstance(exc, json.JSONDecodeError):
+            if not json_cut_off(exc.doc, exc.pos, exc.msg):
+                return self._not_a_completion(describe_invalid_json(self._redactor.text(exc.doc)))
             return MalformedReply(
                 f"The provider '{name}' sent a reply that was cut off (incomplete JSON body); nothing was run."
             )
+        if isinstance(exc, UnicodeDecodeError):
+            return self._not_a_completion("binary data that is not UTF-8 text")
         if isinstance(exc, openai.APIStatusError):
             overflow = context_overflow(exc.status_code, exc.body, _error_message(exc))
             if overflow is not None:
@@ -233,16 +248,69 @@ class OpenAIChatModel:
         if not params.get("stream"):
             completion = await self._client.chat.completions.create(**params)
             self._raise_error_object(completion, "instead of a reply")
+            what = describe_non_completion(self._redactor.text(completion) if isinstance(completion, str)
+                                           else completion)
+            if what is not None:
+                raise self._not_a_completion(what)
             return reply_from_completion(completion, self._seen_call_ids)
         stream = await self._client.chat.completions.create(**params)
+        content_type = str(stream.response.headers.get("content-type", ""))
+        if any(kind in content_type.lower() for kind in ("html", "json")):
+            # No event stream at all (a page, an error object, a server that ignored stream: true).
+            try:
+                body = await stream.response.aread()
+            finally:
+                await stream.close()
+            return self._reply_from_body(body, content_type)
         assembler = StreamAssembler()
+        completion_chunks = 0
         try:
             async for chunk in stream:
                 self._raise_error_object(chunk, "mid-reply")
+                completion_chunks += is_completion_chunk(chunk)
                 assembler.add(chunk)
+        except json.JSONDecodeError as exc:
+            if json_cut_off(exc.doc, exc.pos, exc.msg):
+                raise
+            shown = describe_invalid_json(self._redactor.text(exc.doc))
+            raise self._not_a_completion(f"an event stream whose data is {shown}") from None
         finally:
             await stream.close()
+        if not completion_chunks:
+            kind = content_type.split(";")[0].strip() or "untyped"
+            raise self._not_a_completion(f"a {kind} response without chat completion chunks")
         return assembler.reply(self._seen_call_ids)
+
+    def _reply_from_body(self, body: bytes, content_type: str) -> ModelReply:
+        """A whole body where an event stream was asked for: an error, a plain completion, or neither."""
+        text = self._redactor.text(body.decode("utf-8", "replace"))
+        try:
+            data = json.loads(body)
+        except json.JSONDecodeError as exc:
+            if json_cut_off(exc.doc, exc.pos, exc.msg):
+                raise MalformedReply(f"The provider '{self.provider_name}' sent a reply that was cut off "
+                                     f"(incomplete JSON body); nothing was run.") from None
+            raise self._not_a_completion(describe_invalid_json(text, content_type)) from None
+        except (ValueError, RecursionError):
+            raise self._not_a_completion(describe_text(text, content_type)) from None
+        if isinstance(data, dict):
+            self._raise_error_object(openai.types.chat.ChatCompletion.construct(**data), "instead of a reply")
+        what = describe_json(data)
+        if what is None:
+            try:
+                completion = openai.types.chat.ChatCompletion.model_validate(data)
+            except Exception:
+                what = "a JSON object that is not a valid chat completion"
+            else:
+                return reply_from_completion(completion, self._seen_call_ids)
+        raise self._not_a_completion(what)
+
+    def _not_a_completion(self, what: str) -> ModelError:
+        """The one sentence for a 200 reply that is no chat completion (a page, text, other JSON)."""
+        return ModelError(
+            f"The provider {NOT_A_COMPLETION}: {self._redactor.text(what)} (provider '{self.provider_name}'); "
+            f"nothing was run, check its base_url (usually ending in /v1) and that it serves chat completions."
+        )
 
     def _raise_error_object(self, obj: Any, where: str) -> None:
         """Raise a ModelError when the provider sent an error object where a reply should be."""

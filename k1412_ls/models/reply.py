@@ -34,6 +34,7 @@ What it tolerates, because servers document or ship it:
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import string
 from dataclasses import dataclass, field
@@ -300,6 +301,95 @@ class StreamAssembler:
         calls = [(c.id, c.name, "".join(c.arguments)) for c in self._calls]
         reasoning = "".join(self._reasoning) or None
         return build_reply("".join(self._content), calls, self._finish_reason, self._usage, reasoning, seen_ids)
+
+
+# -- replies that are no chat completion at all -----------------------------------------------
+
+NOT_A_COMPLETION = "answered with something that is not a chat completion"
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+_HTML_START = re.compile(r"\s*(<!doctype html|<html|<head|<body|<!--|<\?xml)", re.IGNORECASE)
+_SNIPPET_CHARS = 80
+
+
+def _snippet(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _SNIPPET_CHARS else line[:_SNIPPET_CHARS] + "…"
+
+
+def describe_text(text: str, content_type: str = "") -> str:
+    """What a body that is not JSON looks like: an HTML page (with its title), text, or nothing."""
+    if not text.strip():
+        return "an empty body"
+    if "\ufffd" in text or any(ord(ch) < 32 and ch not in "\t\r\n" for ch in text[:4096]):
+        return f"binary data ({content_type or 'no content type'})"
+    if _HTML_START.match(text) or "html" in content_type.lower():
+        title = _TITLE.search(text)
+        shown = _snippet(_TAG.sub(" ", title.group(1) if title else text))
+        return f"an HTML page ('{shown}')" if shown else "an HTML page"
+    return f"text that is not JSON ('{_snippet(text)}')"
+
+
+def describe_invalid_json(doc: str, content_type: str = "") -> str:
+    """What a body that claimed to be JSON but does not parse looks like."""
+    if not doc.strip() or _HTML_START.match(doc) or "html" in content_type.lower():
+        return describe_text(doc, content_type)
+    return f"invalid JSON ('{_snippet(doc)}')"
+
+
+def describe_json(data: Any) -> str | None:
+    """What parsed JSON is, when it is no chat completion (a non-empty ``choices`` list); else None."""
+    if not isinstance(data, dict):
+        return f"JSON that is not an object (a {type(data).__name__})"
+    choices = data.get("choices")
+    if choices is None:
+        return "a JSON object without choices"
+    if not isinstance(choices, list):
+        return "a JSON object whose choices are not a list"
+    if not choices:
+        return "a JSON object whose choices are empty"
+    return None
+
+
+def describe_non_completion(obj: Any) -> str | None:
+    """What a plain reply the SDK parsed is, when it is no chat completion; None when it is one.
+
+    The SDK hands a body that is not JSON over as text, and JSON of any shape as-is or as a
+    ``ChatCompletion`` built without validation (so ``choices`` may be missing or empty).
+    """
+    if isinstance(obj, str):
+        return describe_text(obj)
+    if obj is None:
+        return "an empty body"
+    if isinstance(obj, list | int | float | bool):
+        return f"JSON that is not an object (a {type(obj).__name__})"
+    choices = getattr(obj, "choices", None)
+    if choices is None:
+        return "a JSON object without choices"
+    if not choices:
+        return "a JSON object whose choices are empty"
+    return None
+
+
+def is_completion_chunk(chunk: Any) -> bool:
+    """Whether a streamed event is a chat completion chunk (the usage-only chunk has ``choices: []``)."""
+    return isinstance(getattr(chunk, "choices", None), list) or getattr(chunk, "object", None) == "chat.completion.chunk"
+
+
+def json_cut_off(doc: str, pos: int, msg: str) -> bool:
+    """Whether JSON that failed to parse at ``pos`` looks truncated rather than foreign.
+
+    Truncated JSON fails at its end, inside a string that never closes, or in the middle of a
+    literal or number; foreign text (HTML, ``{not json}``) fails before its end.
+    """
+    if not doc.strip():
+        return False
+    rest = doc[pos:].strip()
+    if not rest or msg.startswith("Unterminated string"):
+        return True
+    if msg.startswith("Expecting value") and any(word.startswith(rest) for word in ("true", "false", "null")):
+        return True
+    return re.fullmatch(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?", rest) is not None
 
 
 def reply_from_completion(completion: Any, seen_ids: set[str] | None = None) -> ModelReply:

@@ -16,6 +16,9 @@ chat request with the next step of a SCRIPT (a list of dicts):
 * ``{"cut": "mid_tool_call"}`` — a stream that stops mid tool call without a
   ``finish_reason`` or ``[DONE]``; for a plain request a truncated JSON body
   whose Content-Length matches the truncated bytes;
+* ``{"raw": "<html>...</html>", "content_type": "text/html"}`` — HTTP 200 with exactly
+  this body (text, or bytes as a list of ints) whatever mode was asked for, like a proxy
+  or a wrong base_url answering with something that is not a chat completion;
 * ``{"delay_s": 0.5, ...}`` waits first; ``{"repeat": True, ...}`` answers every
   remaining request;
 * ``{"stream_error": {...}}`` — a streamed reply that sends its content, then
@@ -254,7 +257,9 @@ class _ChatHandler(BaseHTTPRequestHandler):
             return
         if step.get("delay_s"):
             time.sleep(float(step["delay_s"]))
-        if "status" in step:
+        if "raw" in step:
+            self._play_raw(step)
+        elif "status" in step:
             self._play_status(step)
         elif step.get("cut"):
             self._play_cut(step, wants_stream)
@@ -271,6 +276,15 @@ class _ChatHandler(BaseHTTPRequestHandler):
             "error": {"message": f"scripted HTTP {status}", "type": "server_error", "param": None, "code": None}
         }
         self._send_json(status, body, step.get("headers"))
+
+    def _play_raw(self, step: dict[str, Any]) -> None:
+        raw = step["raw"]
+        data = bytes(raw) if isinstance(raw, list) else str(raw).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", str(step.get("content_type", "application/json")))
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _completion(self, reply: Reply, model: str) -> dict[str, Any]:
         completion: dict[str, Any] = {
