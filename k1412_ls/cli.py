@@ -238,10 +238,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         line = describe_event(event)
         if line:
             print(f"{event.seq:>4} {event.ts} {line}")
-    print(f"\nrecorded verdict: {report.recorded or 'none (the run did not finish)'}")
+    if report.agrees is None and report.recorded == "unfinished":
+        print("\nrecorded verdict: unfinished (the log has no end: the run was killed or is still running)")
+    else:
+        print(f"\nrecorded verdict: {report.recorded}")
     print(f"re-checked verdict: {report.recomputed} · {describe_verification(report.evidence)}")
     print(report.describe_policies())
-    if not report.agrees:
+    if report.agrees is False:
         print("warning: the re-checked verdict disagrees with the recorded one.")
     return 0
 

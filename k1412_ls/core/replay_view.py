@@ -10,15 +10,18 @@ from k1412_ls.config import ConfigError
 from k1412_ls.core.events import POLICY, Event, read_events
 from k1412_ls.core.evidence.replay import compare_with_recorded
 
+# What ``recorded`` says of a log that has no terminal event: the run was killed (or is still running).
+UNFINISHED = "unfinished"
+
 
 @dataclass
 class ReplayReport:
     path: Path
     events: list[Event]
-    recorded: str | None
+    recorded: str  # the status the run ended with, or UNFINISHED
     recomputed: str
     evidence: dict[str, list[str]]
-    agrees: bool
+    agrees: bool | None  # None: nothing to compare (an unfinished run)
     policy: str | None = None  # the policy whose rules judged the run when it ran (from the log's meta)
     rechecked_with: str = POLICY  # the rules of this K1412, which the re-check applies
 
@@ -63,5 +66,8 @@ def replay_report(path: Path) -> ReplayReport:
     # Failed and cancelled runs end on facts other than evidence; the re-check only reports it.
     recomputed = comparison.recorded if comparison.agrees is None and comparison.recorded else comparison.recomputed
     policy = events[0].meta.get("policy") if isinstance(events[0].meta, dict) else None
+    if comparison.recorded is None:
+        return ReplayReport(path, events, UNFINISHED, comparison.recomputed, evidence, None,
+                            policy if isinstance(policy, str) else None)
     return ReplayReport(path, events, comparison.recorded, recomputed, evidence, comparison.agrees is not False,
                         policy if isinstance(policy, str) else None)
