@@ -255,8 +255,8 @@ class OpenAIChatModel:
             return reply_from_completion(completion, self._seen_call_ids)
         stream = await self._client.chat.completions.create(**params)
         content_type = str(stream.response.headers.get("content-type", ""))
-        if any(kind in content_type.lower() for kind in ("html", "json")):
-            # No event stream at all (a page, an error object, a server that ignored stream: true).
+        if "html" in content_type.lower():
+            # A page, not an event stream (other types are left to the SDK: some servers mislabel theirs).
             try:
                 body = await stream.response.aread()
             finally:
@@ -282,28 +282,15 @@ class OpenAIChatModel:
         return assembler.reply(self._seen_call_ids)
 
     def _reply_from_body(self, body: bytes, content_type: str) -> ModelReply:
-        """A whole body where an event stream was asked for: an error, a plain completion, or neither."""
+        """A whole body where an event stream was asked for: always a ModelError naming what it was."""
         text = self._redactor.text(body.decode("utf-8", "replace"))
         try:
             data = json.loads(body)
-        except json.JSONDecodeError as exc:
-            if json_cut_off(exc.doc, exc.pos, exc.msg):
-                raise MalformedReply(f"The provider '{self.provider_name}' sent a reply that was cut off "
-                                     f"(incomplete JSON body); nothing was run.") from None
-            raise self._not_a_completion(describe_invalid_json(text, content_type)) from None
         except (ValueError, RecursionError):
             raise self._not_a_completion(describe_text(text, content_type)) from None
         if isinstance(data, dict):
             self._raise_error_object(openai.types.chat.ChatCompletion.construct(**data), "instead of a reply")
-        what = describe_json(data)
-        if what is None:
-            try:
-                completion = openai.types.chat.ChatCompletion.model_validate(data)
-            except Exception:
-                what = "a JSON object that is not a valid chat completion"
-            else:
-                return reply_from_completion(completion, self._seen_call_ids)
-        raise self._not_a_completion(what)
+        raise self._not_a_completion(describe_json(data) or "a whole JSON body where an event stream was asked for")
 
     def _not_a_completion(self, what: str) -> ModelError:
         """The one sentence for a 200 reply that is no chat completion (a page, text, other JSON)."""
