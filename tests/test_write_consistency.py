@@ -293,3 +293,20 @@ async def test_a_foreign_write_after_the_read_is_refused_before_the_editor_sees_
     assert session.editor.edits == []
     assert session.editor.text(uri) == "one\ntwo\n"
     assert target.read_text(encoding="utf-8") == "one\ntwo\nthree\n"
+
+
+def test_writes_go_on_when_the_state_dir_cannot_hold_locks_or_staging(ws: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the state directory should be")
+    monkeypatch.setenv("K1412_HOME", str(blocker / "state"))
+    (ws / "a.txt").write_text("one\ntwo\n", encoding="utf-8")
+    ctx = _ctx(ws, DiskDocumentStore(ws))
+    data = REGISTRY.execute("patch_file", {"path": "a.txt", "edits": [{"old_text": "two", "new_text": "2"}]},
+                            ctx).data
+    assert data["ok"], data
+    assert (ws / "a.txt").read_text() == "one\n2\n" and [p.name for p in ws.iterdir()] == ["a.txt"]
+    # The commit-time comparison still guards the write without a lock file.
+    stale = _ctx(ws, ForeignWriteAfterRead(ws, "someone else's\n"))
+    data = REGISTRY.execute("write_file", {"path": "a.txt", "content": "mine\n"}, stale).data
+    assert not data["ok"] and STALE in data["error"]
