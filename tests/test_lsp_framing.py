@@ -215,3 +215,14 @@ def test_a_too_long_frame_whose_successor_arrives_in_pieces(server: RawServer, c
     server.wait_for(f"long-{cut}", f"next-{cut}")
     assert "result" in server.answers(f"next-{cut}")[0]
     assert server.answers(f"long-{cut}")[0]["error"]["code"] == -32600
+
+
+def test_a_content_type_before_the_length_is_a_good_frame_and_logs_nothing(server: RawServer) -> None:
+    body = json.dumps(request("typed-first")).encode()
+    before = server.log()
+    server.send(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(body), body))
+    server.wait_for("typed-first")
+    assert "result" in server.answers("typed-first")[0]
+    time.sleep(0.2)
+    assert "skipped" not in server.log()[len(before):]

@@ -363,6 +363,14 @@ def _request_ids(message: Any) -> list[Any]:
     return [item["id"] for item in items if isinstance(item, dict) and "id" in item and "method" in item]
 
 
+def _only_fields(junk: bytes) -> bool:
+    """Whether ``junk`` is nothing but header field lines (no blank line ends them)."""
+    rest = junk.lstrip(b"\r\n")
+    while (match := _FIELD.match(rest)) is not None:
+        rest = rest[match.end():]
+    return not rest and bool(junk.strip())
+
+
 def _strip_fields(junk: bytes) -> bytes:
     """Junk without a leading block of header fields (a frame whose Content-Length was missing)."""
     rest = junk.lstrip(b"\r\n")
@@ -381,8 +389,8 @@ def _skipped(header: Header, carry: bytes | None, protocol: JsonRPCProtocol) -> 
     """Log bytes that belonged to no frame; answer a request that can still be read from them."""
     junk = header.junk
     if header.kept_all:
-        if not junk.strip():
-            return  # blank lines between frames
+        if not junk.strip() or _only_fields(junk):
+            return  # blank lines between frames, or fields (Content-Type) before this frame's length
         text = _strip_fields(junk)
         candidates = [(text, "it had no Content-Length header")]
         if carry is not None:
