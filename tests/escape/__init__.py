@@ -1,0 +1,1 @@
+"""Blind escape suite: attacks a prompt-injected model could make through ``k1412 run``."""
