@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import re
 import textwrap
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from urllib.parse import quote, unquote
 
 import pytest
 
+from k1412_ls.core.redact import FRAGMENT as CORE_FRAGMENT
 from k1412_ls.core.redact import REDACTED, Redactor
 
 PROVIDER_KEY = "sk-proj-" + "Qm7RxT2vWk9LpZ4sNc8HjY3bFd6GtA1eUo5iKy0w"
@@ -97,7 +99,7 @@ def decoded_views(text: str) -> list[str]:
     squeezed = re.sub(r"\s+", "", text)
     unswapped = re.sub(r"\s+", "", re.sub(r"\b([0-9a-f]{2})([0-9a-f]{2})\b", r"\2\1", text))
     base = [text, unfolded, text[::-1], unfolded[::-1], line_reversed, unquote(unfolded), squeezed, unswapped,
-            _dump_hex(text, swap=False), _dump_hex(text, swap=True)]
+            _dump_hex(text, swap=False), _dump_hex(text, swap=True), codecs.decode(unfolded, "rot13")]
     views = list(base)
     for view in base:
         views += _b64_views(view) + _hex_views(view)
@@ -109,7 +111,8 @@ def leaked(text: str, secret: str) -> list[str]:
     grams = {secret[i:i + FRAGMENT] for i in range(len(secret) - FRAGMENT + 1)}
     found: set[str] = set()
     for view in decoded_views(text):
-        found |= {gram for gram in grams if gram in view}
+        low = view.lower()
+        found |= {gram for gram in grams if gram in view or gram.lower() in low}  # tr a-z A-Z too
     return sorted(found)
 
 
@@ -186,6 +189,9 @@ FORMS: dict[str, Callable[[str], str]] = {
     "fold indented": lambda s: "  key:\n" + fold(s, 9, prefix="      "),
     "fold quoted > ": lambda s: fold(s, 12, prefix="> "),
     "fold trailing blanks": lambda s: fold(s, 11, newline="  \n"),
+    "rot13": lambda s: codecs.encode(s, "rot13"),
+    "upper case": lambda s: f"KEY={s.upper()}",
+    "lower case": lambda s: f"key={s.lower()}",
     "rev": lambda s: s[::-1] + "\n",
     "rev in a line": lambda s: f"found {s[::-1]} here",
     "base64 then fold -w 10": lambda s: fold(b64(s), 10),
@@ -211,12 +217,42 @@ def test_encoded_secret_does_not_survive(form: str, name: str, secret: str) -> N
     assert out.startswith("before line\n") and out.endswith("\nafter line")
 
 
+# Key-like values (20+ letters and digits, no blanks) also lose every piece of CORE_FRAGMENT characters.
+KEY_LIKE = {"provider key": PROVIDER_KEY, "long key": LONG_KEY, "plain value": PLAIN_VALUE}
+PIECES: dict[str, Callable[[str], str]] = {
+    "fold -w 8 | nl": lambda s: "\n".join(f"{i + 1:6d} piece: {s[j:j + 8]}" for i, j in enumerate(range(0, len(s), 8))),
+    "cut -c3- | fold -w 8 | sed 's/^/more: /'": lambda s: "\n".join(f"more: {s[2:][j:j + 8]}"
+                                                                  for j in range(0, len(s) - 2, 8)),
+    "halves in labelled lines": lambda s: f"first: {s[:len(s) // 2]}\nsecond half is {s[len(s) // 2:]}.",
+    "one piece in a sentence": lambda s: f"near its end it has {s[-CORE_FRAGMENT - 2:-2]} I think",
+}
+
+
+@pytest.mark.parametrize(("form", "secret"), [(f, s) for f in PIECES for s in KEY_LIKE.values()],
+                         ids=[f"{f}-{n}" for f in PIECES for n in KEY_LIKE])
+def test_pieces_of_key_like_values_do_not_survive(form: str, secret: str) -> None:
+    text = PIECES[form](secret)
+    pieces = {secret[i:i + CORE_FRAGMENT] for i in range(len(secret) - CORE_FRAGMENT + 1)}
+    # Pieces of only lower-case letters and punctuation ("sk-proj-", "plain-de") are words: they stay.
+    pieces = {piece for piece in pieces if not re.fullmatch(r"[a-z_\-.]+", piece)}
+    assert any(piece in text for piece in pieces)  # control
+    out = redactor().text(text)
+    assert not [piece for piece in pieces if piece in out], out
+    assert REDACTED in out
+
+
+def test_short_pieces_and_shared_prefixes_stay() -> None:
+    text = f"OpenAI keys start with sk-proj-; ours ends in {PROVIDER_KEY[-CORE_FRAGMENT + 1:]}."
+    assert redactor().text(text) == text
+
+
 def test_every_form_decodes_back_to_the_whole_secret() -> None:
     """Stronger control than a fragment: each form's decodings contain the whole secret."""
     for form, encode in FORMS.items():
         for secret in SECRETS.values():
             views = decoded_views(encode(secret))
-            assert any(secret in view for view in views), (form, secret)
+            assert any(secret.lower() in view.lower() if "case" in form else secret in view
+                       for view in views), (form, secret)
 
 
 def test_folded_redaction_keeps_the_line_structure() -> None:
@@ -281,6 +317,8 @@ NEGATIVES: dict[str, str] = {
                               "git@github.com:org/repo.git mailto:bob@example.com",
     "words around secret words": "bypass=1 compass: north monkey=12345 turnkey: yes passage=3",
     "comparison": 'if password == "admin": pass',
+    "names about secrets": "secret_name = prod-db-7\nTOKEN_URL=https://auth.example.com/t1\nPASSWORD_FILE=/run/s/db1\n"
+                           'secretRef: vault-77\npassword_min_length = 12\napi_key_id: AKID0000\n"tokens": 512\n',
     "env output": "PWD=/work/main\nOLDPWD=/tmp\nHOME=/root\nLANG=C.UTF-8\nTERM=dumb\n",
 }
 
@@ -325,6 +363,13 @@ SHAPES: list[tuple[str, str, str]] = [
     ("redis://:r3dis-pass@cache:6379/0", "r3dis-pass", "@cache:6379/0"),
     ("git clone https://bob:ghs_notpatterned42@github.example.com/o/r.git", "ghs_notpatterned42", "https://bob:"),
     ("amqp://guest:gu3st!@rabbit/vhost and more", "gu3st!", "@rabbit/vhost and more"),
+    # A random value that happens to spell like camelCase, with blanks around "=" (INI).
+    ("aws_secret_access_key = wJalrXUtnFEMIabc123K7MDENGbPxRfiCYzA", "wJalrXUtnFEMIabc123", "aws_secret_access_key = "),
+    # *_SECRET_*: the secret word in the middle of the name.
+    ('OAUTH_CLIENT_SECRET_VALUE = "csQ1w2Hq93LmZp0aTr"', "csQ1w2Hq93LmZp0aTr", "OAUTH_CLIENT_SECRET_VALUE = "),
+    ("SECRET_KEY_BASE=9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c", "SECRET_KEY_BASE="),
+    ("DB_PASSWORD_PROD: Xy7-prod-pass", "Xy7-prod-pass", "DB_PASSWORD_PROD: "),
+    ('{"githubTokenRw": "gh-rw-123456"}', "gh-rw-123456", '{"githubTokenRw": "'),
 ]
 
 
@@ -350,7 +395,9 @@ def test_hostile_inputs_stay_fast() -> None:
                  ("p" * 5000 + "\n") * 200, "\n" * 1_000_000,
                  "\n" + " " * 1_000_000 + "ab cd",
                  # Hex-dump lines are decoded one by one (~7 us each): 30 000 is 3x a capped command output.
-                 "\n 00 11" * 30_000):
+                 "\n 00 11" * 30_000,
+                 # Near-copies of a key: each is extended character by character (200 KB: 3x a command output).
+                 (LONG_KEY[:-1] + " ") * 1200):
         started = time.perf_counter()
         r.text(text)
         assert time.perf_counter() - started < 2.0, text[:20]

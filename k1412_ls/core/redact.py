@@ -8,7 +8,8 @@ through :class:`Redactor`. It removes, replacing each with ``[REDACTED]``:
    base64 (standard and URL-safe, padded or not, at any of the three byte
    alignments inside a longer blob), hex (lower and upper case; also hex
    dumps with blanks, offsets and ASCII columns: xxd, hexdump -C, od -tx1),
-   percent-encoding (whole or partial), reversed (``rev``), and any of these
+   percent-encoding (whole or partial), reversed (``rev``), ROT13, upper or
+   lower case, pieces of 8+ characters of key-like values, and any of these
    split across lines (``fold -w N``, ``base64``'s 76-column wrap, ``xxd -p``)
    with ``\\n`` or ``\\r\\n``, trailing blanks, and indentation or ``> `` quote
    prefixes on the continuation lines.
@@ -35,6 +36,8 @@ separator stay so the output remains readable.
 from __future__ import annotations
 
 import base64
+import bisect
+import codecs
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -142,13 +145,59 @@ def encoded_forms(secret: str) -> set[str]:
     """
     raw = _unfold(secret).strip(_FOLD_EDGE)
     data = secret.encode("utf-8", "surrogatepass")
-    forms = {raw, raw[::-1], data.hex(), data.hex().upper()}
+    forms = {raw, raw[::-1], raw.upper(), raw.lower(), codecs.encode(raw, "rot13"), data.hex(), data.hex().upper()}
     for offset, first in enumerate(_B64_FIRST_CLEAN):
         encoded = base64.b64encode(b"\0" * offset + data + b"\0\0").decode("ascii")
         core = encoded[first:(8 * (offset + len(data))) // 6]
         forms.add(core)
         forms.add(core.replace("+", "-").replace("/", "_"))
     return {form for form in forms if len(form) >= _MIN_VALUE_LEN}
+
+
+# Pieces of a key-like known value (20+ characters of letters and digits, no blanks) are removed
+# too once FRAGMENT characters long: `fold -w 8 | nl`, `cut -c3-`, a key printed in labelled parts.
+# They are found by ANCHOR-character pieces taken every FRAGMENT - ANCHOR + 1 characters, so every
+# FRAGMENT-long piece holds one whole anchor. Pieces made only of lower-case letters and punctuation
+# ("sk-proj-", "-canary-") are words or prefixes shared by many keys and stay.
+FRAGMENT = 8
+_ANCHOR = 5
+_SHORT_TEXT = 1024  # up to this length, the gram check decides whether forms are searched at all
+_KEY_LIKE = re.compile(r"(?![/~.])(?=[^0-9]*[0-9])(?=[^A-Za-z]*[A-Za-z])[A-Za-z0-9_\-+/=.~]{20,}")  # not a path
+_WORD_LIKE = re.compile(r"[a-z_\-.]+")
+
+
+def _anchors(value: str) -> tuple[tuple[int, str], ...]:
+    step = FRAGMENT - _ANCHOR + 1
+    return tuple((at, value[at:at + _ANCHOR]) for at in range(0, len(value) - _ANCHOR + 1, step))
+
+
+def _fragments(joined: str, values: tuple[tuple[str, tuple[tuple[int, str], ...]], ...],
+               found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans of ``joined`` that repeat FRAGMENT or more characters of a key-like value, outside ``found``."""
+    done = _merge(found)
+    starts = [start for start, _ in done]
+    spans: list[tuple[int, int]] = []
+    for value, anchors in values:
+        hits: list[tuple[int, int]] = []
+        for offset, anchor in anchors:
+            at = joined.find(anchor)
+            while at >= 0:
+                hits.append((at, offset))
+                at = joined.find(anchor, at + 1)
+        reach = -1
+        for at, offset in sorted(hits):
+            index = bisect.bisect_right(starts, at) - 1
+            if at < reach or (index >= 0 and at < done[index][1]):
+                continue  # inside a piece already found
+            lo, hi, first, last = at, at + _ANCHOR, offset, offset + _ANCHOR
+            while lo > 0 and first > 0 and joined[lo - 1] == value[first - 1]:
+                lo, first = lo - 1, first - 1
+            while hi < len(joined) and last < len(value) and joined[hi] == value[last]:
+                hi, last = hi + 1, last + 1
+            if hi - lo >= FRAGMENT and not _WORD_LIKE.fullmatch(joined[lo:hi]):
+                spans.append((lo, hi))
+                reach = hi
+    return spans
 
 
 def _decoded_spans(text: str, start: int, end: int, decoded: bytes, values: list[bytes]) -> list[tuple[int, int]]:
@@ -256,7 +305,7 @@ _URL_PASSWORD = re.compile(r"://(?<=[A-Za-z0-9]://)(?P<user>[^\s/:@]{0,256}):(?P
 # Run on lower-cased text (same length, so the offsets hold for the original); "key" counts only
 # after a qualifier (api_key, secretKey, x-api-key), checked in _assignment.
 _ASSIGNMENT_SOURCE = (
-    r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|key)"
+    r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|credentials?|key)(?P<rest>[a-z0-9_.\-]{0,48}?)"
     r"(?P<sep>(?:\\?[\"'])?[ \t]*(?::=|=>|[:=])[ \t]*)(?!=)"
     r"(?P<value>\\\"[^\"\n]{0,1024}?\\\"|\"(?:[^\"\\\n]|\\.){0,1024}\"|'[^'\n]{0,1024}'|[^\s'\"`,;&<>]{1,1024})"
 )
@@ -271,10 +320,21 @@ _PLACEHOLDER = re.compile(
     r"|\.{3}|…|\[REDACTED\]|[|>\-+]+"
 )
 _EXPRESSION = re.compile(r"[()\[\]{}]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
-# Names as code spells them (snake_case, camelCase, PascalCase, CONSTANT_CASE) and type names.
+# Names as code spells them (snake_case, camelCase, PascalCase, CONSTANT_CASE) and type names. A name
+# with more than two digits or over 32 characters is taken for a random value (wJalrXUtnFEMI…K7MD).
 _CODE_NAME = re.compile(
-    r"[a-z_][a-z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]*)+|(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
+    r"[a-z_][a-z0-9_]*|[a-z]+(?:[A-Z][a-z0-9]+)+|(?:[A-Z][a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
 )
+_MAX_CODE_NAME = 32
+# Name parts after the secret word that make the name about a secret, not the secret itself.
+_NOT_SECRET_PARTS = frozenset({
+    "name", "names", "id", "ids", "arn", "ref", "refs", "path", "paths", "file", "files", "dir", "url", "uri",
+    "endpoint", "type", "kind", "len", "length", "size", "count", "version", "env", "var", "provider", "manager",
+    "store", "backend", "enabled", "disabled", "required", "mount", "namespace", "rotation", "ttl", "expiry",
+    "expires", "expiration", "at", "limit", "max", "min", "field", "header", "prefix", "suffix", "format", "policy",
+    "label", "description", "help", "prompt", "param", "source", "mode", "helper", "command", "cmd",
+})
+_NAME_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _TYPE_NAME = re.compile(r"(?:[A-Z][a-z0-9]+)+|[A-Z]{1,4}")
 _NON_SECRETS = frozenset({
     "none", "null", "nil", "undefined", "true", "false", "yes", "no", "on", "off", "str", "string", "bytes",
@@ -301,6 +361,16 @@ def _secret_name(text: str, start: int, word: str) -> bool:
     return bool(qualifier) and _ends_name(prefix[:qualifier.start()], prefix[qualifier.start():] or word)
 
 
+def _secret_rest(rest: str) -> bool:
+    """The name parts after the secret word keep it a secret: ``_ACCESS_KEY``, ``_VALUE``, not ``_name``, ``izer``."""
+    if not rest:
+        return True
+    if rest[0] not in "_.-" and not rest[0].isupper():
+        return False  # tokenizer, passage, secrets
+    parts = _NAME_PART.findall(rest)
+    return not parts or parts[-1].lower() not in _NOT_SECRET_PARTS
+
+
 def _literal_value(value: str, sep: str, after: str) -> bool:
     """True when an unquoted assigned value is a literal (to redact), not code or a placeholder."""
     if _PLACEHOLDER.fullmatch(value) or _EXPRESSION.search(value) or value.lower() in _NON_SECRETS:
@@ -308,16 +378,19 @@ def _literal_value(value: str, sep: str, after: str) -> bool:
     if ":" in sep and ":=" not in sep:
         return not _TYPE_NAME.fullmatch(value)  # password: SecretStr is an annotation
     code_like = sep.startswith((" ", "\t")) or sep.endswith((" ", "\t")) or after in (",", ")")
-    return not (code_like and _CODE_NAME.fullmatch(value))  # password = pw, connect(password=pw, …)
+    code_name = (len(value) <= _MAX_CODE_NAME and sum(c.isdigit() for c in value) <= 2
+                 and _CODE_NAME.fullmatch(value) is not None)
+    return not (code_like and code_name)  # password = pw, connect(password=pw, …)
 
 
 def _assignment(text: str, match: re.Match[str]) -> str | None:
     """The redacted form of one assignment match (offsets into ``text``), or None to keep it."""
     start, sep_start, value_start, end = match.start(), match.start("sep"), match.start("value"), match.end()
-    if not _secret_name(text, start, text[start:sep_start]):
+    rest_start = match.start("rest")
+    if not _secret_name(text, start, text[start:rest_start]) or not _secret_rest(text[rest_start:sep_start]):
         return None
     value = text[value_start:end]
-    if text[start:sep_start].lower() == "pwd" and value.lstrip("\"'").startswith(("/", "~")):
+    if text[start:rest_start].lower() == "pwd" and value.lstrip("\"'").startswith(("/", "~")):
         return None  # PWD=/work/dir (env output) is the working directory
     head = text[start:value_start]
     if value.startswith('\\"'):
@@ -363,6 +436,8 @@ class Redactor:
         self._raw_bytes: tuple[bytes, ...] = ()
         self._forms: tuple[str, ...] = ()
         self._shortest_form = 0
+        self._key_like: tuple[tuple[str, tuple[tuple[int, str], ...]], ...] = ()
+        self._grams: frozenset[str] = frozenset()
         self._set({s for s in literal_secrets if len(s) >= _MIN_VALUE_LEN})
 
     def _set(self, literals: set[str]) -> None:
@@ -375,6 +450,10 @@ class Redactor:
             forms |= encoded_forms(literal)
         self._forms = tuple(sorted(forms, key=len, reverse=True))
         self._shortest_form = min((len(form) for form in forms), default=0)
+        self._key_like = tuple((r, _anchors(r)) for r in sorted(raw) if _KEY_LIKE.fullmatch(r))
+        # Every ANCHOR-long piece of every form: a short text sharing none of them holds no form and
+        # no fragment, which a set lookup per position finds out faster than a search per form.
+        self._grams = frozenset(form[i:i + _ANCHOR] for form in forms for i in range(len(form) - _ANCHOR + 1))
 
     @classmethod
     def from_environment(cls, extra_names: Iterable[str] = (), extra_values: Iterable[str] = ()) -> Redactor:
@@ -400,13 +479,22 @@ class Redactor:
         """Remove known values and their encoded forms, also when folded across lines."""
         joined = _unfold(value)
         spans: list[tuple[int, int]] = []
-        for form in self._forms:
+        grams = self._grams
+        if len(joined) <= _SHORT_TEXT and not any(joined[i:i + _ANCHOR] in grams
+                                                  for i in range(len(joined) - _ANCHOR + 1)):
+            forms: tuple[str, ...] = ()
+            key_like: tuple[tuple[str, tuple[tuple[int, str], ...]], ...] = ()
+        else:
+            forms, key_like = self._forms, self._key_like
+        for form in forms:
             at = joined.find(form)
             while at >= 0:
                 spans.append((at, at + len(form)))
                 at = joined.find(form, at + len(form))
         if "%" in joined:
             spans.extend(self._percent_encoded(joined))
+        if key_like:
+            spans.extend(_fragments(joined, key_like, spans))
         value = _replace_folded(value, _merge(spans)) if spans else value
         return self._hex_dumps(value)
 
