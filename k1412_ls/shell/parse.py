@@ -359,6 +359,16 @@ class _Walker:
             self.taint("the line changes how shell functions and traps behave (shopt extdebug)")
         elif program == "set" and any(a == "+o" for a in argv[1:]) and "pipefail" in argv:
             self.taint("the line turns pipefail off (set +o pipefail), hiding failures inside pipelines")
+        if program in SHELLS and inline_script(argv) is None and _reads_script_from_input(argv):
+            self.taint(f"the line feeds {program} a script the parser cannot read (from a pipe or input)")
+        elif program == "eval" and simple.dynamic:
+            self.taint("the line evaluates text it builds at run time (eval of an expansion)")
+        elif program in (".", "source") and len(argv) > 1 and (not argv[1] or argv[1].startswith(("/dev/", "/proc/"))):
+            self.taint(f"the line sources a script the parser cannot read ({program} {argv[1] or '$…'})")
+        if any(w and ("/proc/self/fd" in w or "/dev/fd/" in w) for w in argv[1:]):
+            self.taint("the line names its own file descriptors (/proc/self/fd, /dev/fd)")
+        if program in ("declare", "typeset") and any(a.startswith("-") and "f" in a for a in argv[1:]):
+            self.taint("the line reads or changes shell function definitions (declare -f)")
         if program in SHELLS or program == "eval":
             script = inline_script(argv) if program in SHELLS else " ".join(argv[1:])
             if script is not None and self.nesting < MAX_NESTING:
@@ -395,6 +405,18 @@ def _declaration_words(node: Node) -> list[str | None]:
 
 
 MAX_CACHED_CHARS = 16_384
+
+
+def _reads_script_from_input(argv: list[str]) -> bool:
+    """A shell started without ``-c`` and without a script file reads its script from standard input."""
+    for word in argv[1:]:
+        if word in ("-s", "-"):
+            return True
+        if word == "--":
+            continue
+        if not word.startswith(("-", "+")):
+            return False  # a script file (or its name from an expansion)
+    return True
 
 
 def parse_line(command: str, nesting: int = 0) -> ShellLine:

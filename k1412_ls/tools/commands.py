@@ -154,7 +154,8 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         note = f"{note} {cap_note}" if note else cap_note
     if note:
         fields["note"] = note
-    if not done.sandbox.startswith(SANDBOXED):
+    # Worth the model's attention when the sandbox is degraded, or when a failure may come from it (offline).
+    if not done.sandbox.startswith(SANDBOXED) or (done.sandbox != SANDBOXED and done.exit_code != 0):
         fields["sandbox"] = done.sandbox
     error = _failure_sentence(done, timeout_s)
     if error:

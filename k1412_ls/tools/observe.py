@@ -17,8 +17,10 @@ descriptors, sets traps or redefines functions is judged without them
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
+import secrets
 import tempfile
 from typing import IO, Any
 
@@ -54,8 +56,19 @@ def observed_command(command: str, fd: int) -> str:
 
 
 def status_file() -> IO[bytes]:
-    """An anonymous file for the records (no path a command could name)."""
-    return tempfile.TemporaryFile(prefix="k1412-status-")
+    """An anonymous file for the records (no path a command could name), at an unpredictable descriptor.
+
+    A random descriptor number (100–899, the lowest free one from there) means
+    a command cannot write forged records to a well-known number; finding it
+    takes looking at its own descriptors, which the shell model marks as
+    tampering (``/proc/self/fd``) when the line does it.
+    """
+    handle = tempfile.TemporaryFile(prefix="k1412-status-")
+    try:
+        moved = fcntl.fcntl(handle.fileno(), fcntl.F_DUPFD_CLOEXEC, 100 + secrets.randbelow(800))
+    finally:
+        handle.close()
+    return os.fdopen(moved, "w+b")
 
 
 _QUOTED = re.compile(r"^\$'(.*)'$", re.DOTALL)
