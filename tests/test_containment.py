@@ -37,8 +37,9 @@ from k1412_ls.tools.sandbox import bubblewrap, network_namespace_problem
 from tests.support.cli import CliRun, config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 
-pytestmark = pytest.mark.skipif(not bubblewrap().active or network_namespace_problem() is not None,
-                                reason="bubblewrap with network namespaces is not usable here")
+pytestmark = [pytest.mark.escape_suite,
+              pytest.mark.skipif(not bubblewrap().active or network_namespace_problem() is not None,
+                                 reason="bubblewrap with network namespaces is not usable here")]
 
 OFF = '[sandbox]\nmode = "off"\nnetwork = true\n'
 NETWORK_ON = "[sandbox]\nnetwork = true\n"

@@ -13,16 +13,21 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import subprocess
+import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import files
+from k1412_ls.tools import files, search
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.ignore import GlobFilter, list_children
 from k1412_ls.tools.registry import ToolContext, ToolError, ToolRegistry
+from k1412_ls.tools.sandbox import bubblewrap, hide_from_commands
+from k1412_ls.tools.trusted import trusted_program
 from k1412_ls.tools.workspace import Workspace
 
 SECRET = "OUTSIDE-SECRET-7f3a"
@@ -148,3 +153,48 @@ def test_racing_swaps_never_reach_outside(layout: tuple[Path, Path], swapper: th
     assert naive_leaks > 0, "the race never happened; the test proves nothing"
     assert leaked == 0
     assert sorted(p.name for p in outside.iterdir()) == ["notes.txt", "secret-name.txt"]
+
+
+@pytest.fixture
+def hidden_outside() -> Iterator[Path]:
+    """A directory like K1412's state dir: outside the workspace, not under /tmp, hidden from commands."""
+    path = Path(tempfile.mkdtemp(prefix="k1412-hidden-", dir="/var/tmp"))
+    (path / "notes.txt").write_text(SECRET + "\n")
+    hide_from_commands(path)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.skipif(not bubblewrap().active or trusted_program("rg") is None, reason="needs bubblewrap and ripgrep")
+def test_search_through_a_racing_swap_reaches_no_hidden_directory(tmp_path: Path, hidden_outside: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "notes.txt").write_text("inside\n")
+    ctx = ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws))
+    registry = ToolRegistry(search.TOOLS)
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                os.rename(ws / "sub", ws / "sub-real")
+                os.symlink(hidden_outside, ws / "sub")
+                time.sleep(0.002)
+                os.unlink(ws / "sub")
+                os.rename(ws / "sub-real", ws / "sub")
+
+    thread = threading.Thread(target=swap, daemon=True)
+    thread.start()
+    leaked = naive = 0
+    try:
+        for _ in range(150):
+            found = registry.execute("search_files", {"query": SECRET, "path": "sub"}, ctx)
+            leaked += SECRET in str(found.data.get("matches"))
+            bare = subprocess.run([trusted_program("rg") or "rg", "-l", SECRET, str(ws / "sub")],
+                                  capture_output=True, text=True, check=False)
+            naive += bool(bare.stdout.strip())
+    finally:
+        stop.set()
+        thread.join(5)
+    assert naive > 0, "the race never happened; the test proves nothing"
+    assert leaked == 0

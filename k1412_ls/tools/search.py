@@ -17,7 +17,7 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,6 +139,9 @@ def python_search(root: Path, start: Path, query: str, regex: bool, glob: str | 
 
 # --- ripgrep backend -----------------------------------------------------------------------------
 
+# Wraps a command line in the commands' sandbox: (argv, environment overrides).
+Confine = Callable[[list[str]], tuple[list[str], dict[str, str]]]
+
 
 def rg_command(rg: str, root: Path, start: Path, query: str, regex: bool, glob: str | None) -> list[str]:
     """The ripgrep command line (run with cwd=root): no config, no symlinks, .gitignore only."""
@@ -178,10 +181,22 @@ def _parse_record(path_raw: bytes, rest: bytes) -> Match | None:
 
 
 def rg_search(rg: str, root: Path, start: Path, query: str, regex: bool, glob: str | None, limit: int,
-              cancel: threading.Event | None = None) -> list[Match]:
-    """Search with ripgrep; returns up to ``limit`` matches in path/line order."""
+              cancel: threading.Event | None = None,
+              confine: Confine | None = None) -> list[Match]:
+    """Search with ripgrep; returns up to ``limit`` matches in path/line order.
+
+    ``confine`` wraps the command line in the commands' sandbox: ripgrep opens
+    paths itself, so a directory swapped for a symlink mid-search could lead it
+    anywhere; inside the sandbox it can reach nothing a command could not
+    (K1412's state, secrets and config stay hidden).
+    """
+    argv = rg_command(rg, root, start, query, regex, glob)
+    env = None
+    if confine is not None:
+        argv, extra = confine(argv)
+        env = {"PATH": "/usr/bin:/bin", **extra}
     proc = subprocess.Popen(
-        rg_command(rg, root, start, query, regex, glob), cwd=root, stdin=subprocess.DEVNULL,
+        argv, cwd=root, stdin=subprocess.DEVNULL, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
     done = threading.Event()
@@ -240,6 +255,30 @@ def rg_search(rg: str, root: Path, start: Path, query: str, regex: bool, glob: s
 # --- the tool ------------------------------------------------------------------------------------
 
 
+def _ripgrep_confinement(ctx: ToolContext) -> tuple[bool, Confine | None]:
+    """Whether ripgrep may run, and the sandbox wrapper it runs in (None: the user turned the sandbox off).
+
+    Without a working sandbox ripgrep does not run at all: the in-process
+    search opens every path confined instead.
+    """
+    from k1412_ls.tools.commands import run_sandbox
+    from k1412_ls.tools.sandbox import bubblewrap, confined_argv
+
+    sandbox = run_sandbox(ctx)
+    if sandbox.policy.mode == "off":
+        return True, None
+    if not bubblewrap().active:
+        return False, None
+    root = ctx.workspace.root
+
+    def confine(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+        wrapped, _label, env = confined_argv(argv, sandbox, root, root, network=False)
+        return wrapped, env
+
+    return True, confine
+
+
+
 def search_files(args: SearchFilesArgs, ctx: ToolContext) -> ToolResult:
     """Find lines matching ``query``; results sorted by path then line, capped at max_results."""
     if "\n" in args.query or "\r" in args.query:
@@ -253,9 +292,11 @@ def search_files(args: SearchFilesArgs, ctx: ToolContext) -> ToolResult:
     root = ctx.workspace.root
     rg = trusted_program("rg")
     wanted = args.max_results + 1  # one more than shown, to know whether there were more
-    if rg:
-        matches = rg_search(rg, root, real, args.query, args.regex, args.glob, wanted, ctx.cancel)
+    may_run, confine = _ripgrep_confinement(ctx)
+    if rg and may_run:
+        matches = rg_search(rg, root, real, args.query, args.regex, args.glob, wanted, ctx.cancel, confine)
     else:
+        rg = None  # no sandbox to put ripgrep in: the in-process search opens every path confined
         matches = python_search(root, real, args.query, args.regex, args.glob, wanted, ctx.cancel)
     matches.sort(key=sort_key)
     truncated = len(matches) > args.max_results
