@@ -1,0 +1,92 @@
+"""The process-count cap: a pids cgroup where one can be made, else a watchdog; both hold for root.
+
+Each case forks up to 200 sleepers under a cap of 24 and checks how many
+ever ran at once; the positive control runs the same forker with a cap of
+1000 and sees all 200 (so the cap, not the forker, made the difference).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from k1412_ls.tools import process_cap
+from k1412_ls.tools.proc import run_to_end
+from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, bubblewrap
+
+FORKER = """
+import os, signal, sys, time
+children = []
+for _ in range(200):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(20)
+        os._exit(0)
+    children.append(pid)
+    time.sleep(0.002)  # slow enough for the watchdog to see the tree grow
+print(f"started={len(children)}", flush=True)
+for pid in children:
+    os.kill(pid, signal.SIGKILL)
+"""
+
+needs_sandbox = pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")
+
+
+@pytest.fixture
+def no_cgroup(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(process_cap, "cgroup_parent", lambda: None)
+    yield
+
+
+def _started(tmp_path: Path, limit: int) -> tuple[int | None, str]:
+    sandbox = RunSandbox(SandboxPolicy(max_processes=limit))
+    try:
+        done = run_to_end([sys.executable, "-c", FORKER], tmp_path, {"PATH": "/usr/bin:/bin"}, timeout_s=60,
+                          sandbox=sandbox, workspace=tmp_path)
+    finally:
+        sandbox.close()
+    if "started=" not in done.output:
+        return None, done.output
+    return int(done.output.split("started=")[1].split()[0]), done.output
+
+
+@needs_sandbox
+def test_the_cgroup_caps_processes(tmp_path: Path) -> None:
+    if process_cap.cgroup_parent() is None:
+        pytest.skip("no pids cgroup can be made here; the watchdog case covers this machine")
+    started, output = _started(tmp_path, 24)
+    assert started is not None and started < 24, output
+    control, _ = _started(tmp_path, 1000)
+    assert control == 200
+
+
+@needs_sandbox
+@pytest.mark.usefixtures("no_cgroup")
+def test_the_watchdog_kills_a_tree_past_the_cap(tmp_path: Path) -> None:
+    started, output = _started(tmp_path, 24)
+    # The watchdog kills the whole tree once it passes the cap: the forker never gets to print.
+    assert started is None, output
+    control, control_output = _started(tmp_path, 1000)
+    assert control == 200, control_output
+
+
+def test_descendants_sees_a_whole_tree(tmp_path: Path) -> None:
+    import subprocess
+
+    parent = subprocess.Popen(["bash", "-c", "sleep 5 & sleep 5 & (sleep 5 &); wait"])
+    try:
+        import time
+
+        deadline = time.monotonic() + 5
+        while len(process_cap.descendants(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(process_cap.descendants(parent.pid)) >= 2
+    finally:
+        parent.kill()
+        parent.wait()
