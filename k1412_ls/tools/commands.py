@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import weakref
 from pathlib import Path
 from typing import Any
@@ -80,9 +81,19 @@ def child_env(ctx: ToolContext) -> dict[str, str]:
     """The environment for a child: the run's environment (or ours) with credentials removed.
 
     Values the run's redactor knows (e.g. keys held in configured ``api_key_env``
-    variables, whatever their names) are dropped too.
+    variables, whatever their names) are dropped too. Computed once per run and
+    environment (it costs about as much as starting the sandbox), then copied.
     """
-    return scrubbed_env(ctx.env, redactor=ctx.redactor)
+    source = os.environ if ctx.env is None else ctx.env
+    key = (id(source), hash(frozenset(source.items())), id(ctx.redactor))
+    cached = ctx.services.get(_ENV_CACHE)
+    if not (isinstance(cached, tuple) and cached[0] == key):
+        cached = (key, scrubbed_env(ctx.env, redactor=ctx.redactor))
+        ctx.services[_ENV_CACHE] = cached
+    return dict(cached[1])
+
+
+_ENV_CACHE = "child_env"
 
 
 def output_fields(done: Completed, text: str) -> dict[str, Any]:
