@@ -305,6 +305,30 @@ def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pa
     return plan.flags
 
 
+# K1412's own readers (ripgrep for search_files): no network or processes to contain, only what they may read.
+READER_FLAGS: tuple[str, ...] = ("--ro-bind", "/", "/", "--tmpfs", "/proc", "--unshare-user", "--cap-drop", "ALL",
+                                 "--die-with-parent")
+
+
+def reader_argv(argv: list[str], workspace: Path, fixed: FixedPaths) -> list[str] | None:
+    """``argv`` in a light sandbox that sees what a command would (hidden paths hidden, a private /tmp).
+
+    For programs K1412 runs to *read* the workspace (ripgrep): a symlink swapped
+    in mid-walk can lead them to nothing a command could not read. None when no
+    bubblewrap works.
+    """
+    box = bubblewrap()
+    if box.path is None:
+        return None
+    root = os.path.realpath(workspace)
+    plan = MountPlan()
+    plan.flags += [*READER_FLAGS, "--tmpfs", "/tmp", "--ro-bind", root, root]
+    for path in fixed.hidden:
+        plan.hide(path, [root])
+    plan.flags += ["--chdir", root]
+    return [box.path, *plan.flags, "--", *argv]
+
+
 class RunSandbox:
     """One run's sandbox: its policy and private ``/tmp``, removed when the run ends."""
 
@@ -373,5 +397,5 @@ def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Pa
 
 __all__ = ["BASE_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES", "UNSANDBOXED_BY_USER",
            "Bubblewrap", "CommandPolicy", "RunSandbox", "SandboxPolicy", "bubblewrap", "confined_argv",
-           "hidden_paths", "hide_from_commands", "host_unix_sockets", "network_namespace_problem", "refusal",
-           "sandbox_flags"]
+           "hidden_paths", "hide_from_commands", "host_unix_sockets", "network_namespace_problem", "reader_argv",
+           "refusal", "sandbox_flags"]
