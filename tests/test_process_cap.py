@@ -90,3 +90,40 @@ def test_descendants_sees_a_whole_tree(tmp_path: Path) -> None:
     finally:
         parent.kill()
         parent.wait()
+
+
+# --- kernel interfaces that check only the host uid ----------------------------------------------------------
+
+OPEN_FOR_WRITE = """
+import os
+for path in ("/proc/sys/net/ipv4/ip_forward", "/proc/sys/kernel/core_pattern"):
+    try:
+        os.close(os.open(path, os.O_WRONLY))  # opening writes nothing; it shows whether a write would be allowed
+        print("WRITABLE", path)
+    except OSError as exc:
+        print("refused", path, exc.strerror)
+"""
+
+
+@needs_sandbox
+def test_kernel_settings_under_proc_sys_are_read_only(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from k1412_ls.tools.sandbox import BASE_FLAGS, NETWORK_OFF_FLAGS
+
+    sandbox = RunSandbox(SandboxPolicy())
+    try:
+        done = run_to_end([sys.executable, "-c", OPEN_FOR_WRITE], tmp_path, {"PATH": "/usr/bin:/bin"},
+                          timeout_s=30, sandbox=sandbox, workspace=tmp_path)
+    finally:
+        sandbox.close()
+    assert "refused /proc/sys/kernel/core_pattern" in done.output and "WRITABLE" not in done.output
+    if os.geteuid() != 0:
+        return  # the positive control below is about root, whose uid the kernel checks
+    # Positive control: the same sandbox without the read-only /proc entries lets root open them for writing.
+    bwrap = bubblewrap().path
+    assert bwrap is not None
+    bare = subprocess.run([bwrap, *BASE_FLAGS, *NETWORK_OFF_FLAGS, "--", sys.executable, "-c", OPEN_FOR_WRITE],
+                          capture_output=True, text=True, check=False)
+    assert "WRITABLE /proc/sys/kernel/core_pattern" in bare.stdout, bare.stdout + bare.stderr
