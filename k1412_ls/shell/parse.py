@@ -407,6 +407,28 @@ def _declaration_words(node: Node) -> list[str | None]:
 MAX_CACHED_CHARS = 16_384
 
 
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+
+
+def substitution_scripts(command: str) -> list[str]:
+    """The scripts inside ``$( )``, backticks, ``<( )`` and ``>( )`` of a line, outermost first.
+
+    They run as part of the line; the approval check looks at them as lines of
+    their own (the status model does not: their statuses never reach the line).
+    """
+    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
+    found: list[str] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in _SUBSTITUTIONS:
+            inner = [node_text(child) for child in node.children if child.is_named]
+            if inner:
+                found.append("\n".join(inner))
+        stack.extend(reversed(node.children))
+    return found
+
+
 def _reads_script_from_input(argv: list[str]) -> bool:
     """A shell started without ``-c`` and without a script file reads its script from standard input."""
     for word in argv[1:]:

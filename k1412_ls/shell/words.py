@@ -63,7 +63,7 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"}),
     "doas": frozenset({"-u", "-C"}),
     "exec": frozenset({"-a"}),
-    "command": frozenset(), "builtin": frozenset(), "nohup": frozenset(), "time": frozenset(),
+    "command": frozenset(), "builtin": frozenset(), "nohup": frozenset(), "time": frozenset(), "coproc": frozenset(),
     "nice": frozenset({"-n", "--adjustment"}), "ionice": frozenset({"-c", "-n", "-p"}),
     "stdbuf": frozenset({"-i", "-o", "-e"}), "setsid": frozenset(), "unbuffer": frozenset(),
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),

@@ -35,10 +35,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from k1412_ls.shell.parse import parse_line
+from k1412_ls.shell.parse import parse_line, substitution_scripts
 from k1412_ls.shell.words import git_subcommand, program_name, strip_wrappers
 from k1412_ls.tools.registry import ToolError
-from k1412_ls.tools.sandbox import SandboxPolicy
+from k1412_ls.tools.sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
 
 log = logging.getLogger(__name__)
 
@@ -183,11 +183,26 @@ def outside_writable(path: str, workspace: Path | None, writable: tuple[str, ...
 
 
 def writable_dir_for(path: str) -> str:
-    """The deepest existing directory that holds ``path`` (what an approval makes writable)."""
+    """What an approval of a write to ``path`` makes writable.
+
+    The deepest existing directory that holds it, unless that directory holds
+    start-up files, secrets or K1412's own config (``$HOME``, ``~/.config``):
+    then only the file itself, which K1412 creates empty when the command is
+    approved, so the approval cannot widen to ``~/.bash_login`` and the like.
+    """
     current = path if os.path.isdir(path) else os.path.dirname(path)
     while current != "/" and not os.path.isdir(current):
         current = os.path.dirname(current)
+    if _holds_protected(current) and not os.path.isdir(path):
+        return path
     return current
+
+
+def _holds_protected(directory: str) -> bool:
+    home = os.path.realpath(os.environ.get("HOME") or str(Path.home()))
+    protected = [os.path.join(home, name) for name in (*STARTUP_FILES, *SECRET_PATHS)]
+    root = directory.rstrip("/") + "/"
+    return directory in ("/", home) or home.startswith(root) or any(p.startswith(root) for p in protected)
 
 
 def command_words(simple_words: list[str]) -> list[str]:
@@ -223,9 +238,23 @@ def _git_subcommand_index(words: list[str]) -> int:
     return len(words)
 
 
-def embedded_commands(words: list[str]) -> list[list[str]]:
-    """Commands a simple command runs as its arguments: ``find … -exec CMD ;`` → ``CMD``."""
+MAX_SUBSTITUTIONS = 32
+
+
+def embedded_commands(argv: list[str]) -> list[list[str]]:
+    """Commands a simple command runs from its arguments.
+
+    ``find … -exec CMD ;`` → ``CMD``; ``env -S 'CMD ARGS'`` → ``CMD ARGS``.
+    """
     found: list[list[str]] = []
+    for index, word in enumerate(argv[:-1]):
+        if program_name(argv[0]) == "env" and word in ("-S", "--split-string"):
+            for simple in parse_line(argv[index + 1], nesting=1).commands:
+                found.append(command_words(simple.argv))
+        elif word.startswith("--split-string="):
+            for simple in parse_line(word.split("=", 1)[1], nesting=1).commands:
+                found.append(command_words(simple.argv))
+    words = command_words(argv)
     if words and words[0] == "find":
         for index, word in enumerate(words):
             if word in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -234,6 +263,12 @@ def embedded_commands(words: list[str]) -> list[list[str]]:
                 if rest[:end]:
                     found.append(command_words(rest[:end]))
     return found
+
+
+def _started_by_xargs(argv: list[str]) -> bool:
+    """Whether ``xargs`` is among the wrappers in front of a simple command's program."""
+    stripped = len(strip_wrappers(argv))
+    return any(program_name(word) == "xargs" for word in argv[:len(argv) - stripped])
 
 
 def generalized_prefix(words: list[str]) -> tuple[str, ...]:
@@ -275,12 +310,26 @@ def writes_git(words: list[str]) -> bool:
     return bool(words) and words[0] == "git" and git_subcommand(words[1:]) in GIT_WRITES
 
 
-def read_only(words: list[str]) -> bool:
+# Options that make an otherwise read-only program write files or run programs.
+_WRITING_OPTIONS: dict[str, tuple[str, ...]] = {
+    "sort": ("-o", "--output"), "rg": ("--pre", "--pre-glob"), "tree": ("-o",), "jq": ("--rawfile",),
+    "diff": ("--output",), "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprintf", "-fls"),
+}
+
+
+def read_only(words: list[str], raw: list[str] | None = None) -> bool:
+    """Whether a command only reads: a known reader, with none of the options that make it write or run."""
     if not words:
         return True
     if words[0] == "git":
+        # Global options (-c core.fsmonitor=…, -c diff.external=…, --exec-path) can run programs.
+        if raw is not None and any(w in ("-c", "--config-env", "--exec-path")
+                                   or w.startswith(("--config-env=", "--exec-path=")) for w in raw[1:]):
+            return False
         return git_subcommand(words[1:]) in READ_ONLY_GIT and "--output" not in " ".join(words)
-    if words[0] == "find" and any(w in {"-delete", "-exec", "-execdir", "-ok", "-fprint"} for w in words):
+    risky = _WRITING_OPTIONS.get(words[0], ())
+    if any(w == opt or w.startswith(opt + "=") or (opt == "-o" and w.startswith("-o")) for w in words[1:]
+           for opt in risky):
         return False
     return words[0] in READ_ONLY_PROGRAMS
 
@@ -351,12 +400,19 @@ class ApprovalGate:
         wants_dirs: list[str] = []
         first_words: list[str] = []
         opaque = not line.parsed or bool(line.tampered)
-        candidates: list[tuple[list[str], bool, tuple[str, ...]]] = []
-        for simple in line.commands:
+        candidates: list[tuple[list[str], bool, tuple[str, ...], list[str], bool]] = []
+        simples = list(line.commands)
+        # Commands inside $( ), backticks and <( ) run too, though their statuses never reach the line.
+        for script in substitution_scripts(command)[:MAX_SUBSTITUTIONS]:
+            inner_line = parse_line(script, nesting=1)
+            opaque = opaque or not inner_line.parsed or bool(inner_line.tampered)
+            simples += list(inner_line.commands)
+        for simple in simples:
             words = command_words(simple.argv)
-            candidates.append((words, bool(simple.dynamic and words and not words[0]), simple.writes_to))
-            candidates += [(inner, False, ()) for inner in embedded_commands(words)]
-        for words, dynamic_program, redirects in candidates:
+            candidates.append((words, bool(simple.dynamic and words and not words[0]), simple.writes_to,
+                               strip_wrappers(simple.argv), _started_by_xargs(simple.argv)))
+            candidates += [(inner, False, (), inner, False) for inner in embedded_commands(simple.argv)]
+        for words, dynamic_program, redirects, raw, via_xargs in candidates:
             if not words:
                 continue
             if not first_words:
@@ -365,6 +421,12 @@ class ApprovalGate:
                 # The program itself comes from an expansion (``$g push``): no rule can be matched.
                 opaque = True
                 continue
+            if via_xargs:
+                partial = [r for r in rules if r.decision != "allow" and len(r.prefix) > len(words)
+                           and r.prefix[:len(words)] == tuple(words)]
+                if partial:
+                    reasons.append(f"xargs gives '{words[0]}' arguments from its input, so the rule "
+                                   f"'{' '.join(partial[0].prefix)}' cannot be checked")
             decided = [r for r in rules if r.matches(words)]
             strictest = max((r.decision for r in decided), key=_STRICTNESS.__getitem__, default=None)
             if strictest == "forbid":
@@ -394,7 +456,7 @@ class ApprovalGate:
                     wants_dirs.append(writable_dir_for(outside))
                     if not allowed:
                         reasons.append(f"it writes {outside}, outside the workspace and /tmp")
-            if self.policy.policy == "untrusted" and not allowed and not read_only(words):
+            if self.policy.policy == "untrusted" and not allowed and not read_only(words, raw):
                 reasons.append("the approval policy 'untrusted' asks before commands that may change things")
         if opaque and (self.policy.policy == "untrusted" or any(r.decision != "allow" for r in rules)):
             reasons.append("the command line cannot be read reliably (a program name comes from an expansion "

@@ -73,8 +73,21 @@ def confinement_for(ctx: ToolContext, command: str) -> tuple[RunSandbox, bool]:
         gate = ApprovalGate(sandbox=sandbox.policy, git_dir_exists=lambda: (ctx.workspace.root / ".git").exists(),
                             workspace=ctx.workspace.root)
     grant = gate.check(command)
+    for path in grant.writable:
+        if not os.path.lexists(path):
+            _create_approved_file(path)
     network = sandbox.policy.network if grant.network is None else grant.network
     return sandbox.derived(grant.sandbox_policy(sandbox.policy)), network
+
+
+def _create_approved_file(path: str) -> None:
+    """Create the one file an approved command may write outside (so the sandbox can mount just it)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644))
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise ToolError(f"The approved file {path} could not be created ({exc.strerror}); nothing was run.") from None
 
 
 def child_env(ctx: ToolContext) -> dict[str, str]:

@@ -293,7 +293,7 @@ def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pa
     plan.bind(root)
     for extra in policy.writable:
         path = os.path.realpath(os.path.expanduser(extra))
-        if os.path.isdir(path):
+        if os.path.isdir(path) or os.path.isfile(path):
             plan.bind(path)
     # .git stays read-only unless the user allows commits from commands.
     if not policy.git_writable:
