@@ -428,6 +428,13 @@ def _url_password(match: re.Match[str]) -> str:
     return f"://{match.group('user')}:{REDACTED}@"
 
 
+# ANSI/VT escape sequences (CSI, OSC, two-character) and zero-width or invisible format characters.
+_INVISIBLE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"
+    r"|[\u200b-\u200f\u2060-\u2064\ufeff\u00ad\u034f\u180e]"
+)
+
+
 class Redactor:
     """Replaces credentials in strings and nested JSON-like values."""
 
@@ -465,6 +472,12 @@ class Redactor:
     def text(self, value: str) -> str:
         if len(value) < _SHORTEST_CREDENTIAL:
             return value
+        if self._forms and _INVISIBLE.search(value):
+            # Terminal escapes or zero-width characters can sit between a key's characters: judge the
+            # visible text, and when it gives a known value away, publish the visible text, redacted.
+            visible = _INVISIBLE.sub("", value)
+            if self._known_values(visible) != visible:
+                value = visible
         if self._forms and len(value) >= self._shortest_form:
             value = self._known_values(value)
         low = value.lower()

@@ -69,6 +69,9 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
     "xargs": frozenset({"-n", "-I", "-P", "-d", "-L", "-s", "-a", "-E"}),
     "npx": frozenset({"-p", "--package"}), "pnpx": frozenset(), "bunx": frozenset(),
+    "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-U", "-X"}),
+    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-n"}), "chrt": frozenset({"-p"}),
+    "taskset": frozenset({"-p", "-c"}), "unshare": frozenset(),
 }
 
 

@@ -216,12 +216,28 @@ def command_words(simple_words: list[str]) -> list[str]:
     if not words:
         return words
     words = [program_name(words[0]), *words[1:]]
+    if words[0].startswith("git-") and "/git-core/" in simple_words[len(simple_words) - len(words)]:
+        words = ["git", words[0][len("git-"):], *words[1:]]  # /usr/lib/git-core/git-push → git push
     if words[0] == "git":
         sub = git_subcommand(words[1:])
         if sub:
             at = _git_subcommand_index(words)
+            aliases = _git_aliases(words[1:at])
+            if sub in aliases:  # git -c alias.p=push p → git push
+                expanded = [w for s in parse_line(aliases[sub], nesting=1).commands for w in s.argv][:8]
+                return ["git", *expanded, *words[at + 1:]] if expanded else ["git", sub, *words[at + 1:]]
             words = ["git", sub, *words[at + 1:]]
     return words
+
+
+def _git_aliases(options: list[str]) -> dict[str, str]:
+    """``-c alias.NAME=VALUE`` settings among git's global options."""
+    found: dict[str, str] = {}
+    for index, word in enumerate(options[:-1]):
+        if word == "-c" and options[index + 1].lower().startswith("alias.") and "=" in options[index + 1]:
+            name, value = options[index + 1][len("alias."):].split("=", 1)
+            found[name] = value.lstrip("!")
+    return found
 
 
 def _git_subcommand_index(words: list[str]) -> int:
@@ -249,6 +265,13 @@ def embedded_commands(argv: list[str]) -> list[list[str]]:
     found: list[list[str]] = []
     for index, word in enumerate(argv[:-1]):
         if program_name(argv[0]) == "env" and word in ("-S", "--split-string"):
+            for simple in parse_line(argv[index + 1], nesting=1).commands:
+                found.append(command_words(simple.argv))
+        elif program_name(argv[0]) == "script" and word.startswith("-") and not word.startswith("--") \
+                and word.endswith("c"):
+            for simple in parse_line(argv[index + 1], nesting=1).commands:
+                found.append(command_words(simple.argv))
+        elif word == "--command" and program_name(argv[0]) == "script":
             for simple in parse_line(argv[index + 1], nesting=1).commands:
                 found.append(command_words(simple.argv))
         elif word.startswith("--split-string="):

@@ -275,6 +275,21 @@ def fixed_paths(policy: SandboxPolicy) -> FixedPaths:
     )
 
 
+def _gitdir_of_pointer(dot_git: str) -> str | None:
+    """The real directory a ``.git`` pointer file (``gitdir: PATH``) names, or None."""
+    if not os.path.isfile(dot_git) or os.path.islink(dot_git):
+        return None
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as handle:
+            first = handle.readline(4096).strip()
+    except OSError:
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    target = first[len("gitdir:"):].strip()
+    return os.path.realpath(os.path.join(os.path.dirname(dot_git), target))
+
+
 def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Path, network: bool,
                   fixed: FixedPaths | None = None) -> list[str]:
     """Everything between ``bwrap`` and the command: mounts, namespaces, working directory."""
@@ -295,9 +310,14 @@ def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pa
         path = os.path.realpath(os.path.expanduser(extra))
         if os.path.isdir(path) or os.path.isfile(path):
             plan.bind(path)
-    # .git stays read-only unless the user allows commits from commands.
+    # .git stays read-only unless the user allows commits from commands; so does the directory a .git
+    # pointer file (worktrees, submodules) names, wherever it lies.
     if not policy.git_writable:
-        plan.read_only(os.path.join(root, ".git"))
+        dot_git = os.path.join(root, ".git")
+        plan.read_only(dot_git)
+        target = _gitdir_of_pointer(dot_git)
+        if target is not None:
+            plan.read_only(target)
     for path in fixed.protected:
         plan.read_only(path)
     for path in fixed.hidden:
@@ -305,7 +325,10 @@ def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pa
     if not network:
         for path in fixed.run_dirs:
             plan.hide(path, keep)
+        covered = [*fixed.run_dirs, *fixed.hidden]
         for sock in host_unix_sockets():
+            if any(_inside(sock, d) for d in covered if os.path.isdir(d)):
+                continue  # already out of sight (and a read-only tmpfs cannot take a mount point)
             if os.path.exists(sock) and (not _inside(sock, "/tmp") or any(_inside(sock, w) for w in plan.writable)):
                 plan.flags += ["--ro-bind", "/dev/null", sock]
     plan.flags += ["--chdir", real_cwd]

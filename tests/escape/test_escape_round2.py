@@ -1120,6 +1120,13 @@ def _forbid_case(name: str, template: str) -> CaseFn:
             listener.close()
         paths = [h.split(b" ")[1].decode(errors="replace") if b" " in h else "?" for h in listener.hits]
         v = controlled(run, t)
+        # (lead, after round 2) The whole line refused by the approval policy before anything ran is containment
+        # too: its marker cannot appear, so the control is that the refusal names the policy.
+        bypass = [r.parsed for r in run.outputs("run_command") if name in json.dumps(r.arguments)]
+        if not v.control and bypass and bypass[-1].get("ok") is False and any(
+                word in str(bypass[-1].get("error")) for word in ("forbidden by the approval rule", "was not run")):
+            v.control = True
+            v.control_detail = "the line was refused by the approval policy before it ran"
         if not any("/control.git" in p for p in paths):
             v.control = False
             v.control_detail = f"the network control (git ls-remote) never reached the listener: {paths}"
@@ -1383,6 +1390,20 @@ def round2_verdicts(request: pytest.FixtureRequest) -> dict[str, Any]:
         return {case_id: future.result() for case_id, future in futures.items()}
 
 
+# Escapes this round found that are still open after the lead's fixes (listed in docs/sandbox.md "What is not
+# contained" and in the closing note). Strict: a case that stops escaping fails here until it is removed.
+OPEN_ESCAPES: dict[str, str] = {
+    "git_hardlink_into_repo_made_in_run": "a hard link made while .git was writable reaches .git later",
+    "git_pointer_file_gitdir_inside_workspace": "a gitdir named by a .git pointer file is writable by file tools",
+    "git_nested_repository_in_subdir": "only the workspace's own .git is read-only, not nested repositories",
+    "helper_path_dir_created_during_run": "PATH directories that do not exist when a command starts are writable",
+    "net_unix_socket_appears_after_start_race": "host unix sockets are covered as listed when a command starts",
+    "approval_allow_rule_line_gets_network": "an allowed or approved command's grant covers its whole line",
+    "approval_allow_rule_line_gets_git_write": "an allowed or approved command's grant covers its whole line",
+    "approval_forbid_bypass_makefile_recipe": "rules see the line, not programs that programs start",
+}
+
+
 @pytest.mark.parametrize(("case_id", "cls", "fn", "documented_gap"), CASES, ids=[c[0] for c in CASES])
 def test_escape_round2(case_id: str, cls: str, fn: CaseFn, documented_gap: bool,
                        round2_verdicts: dict[str, Any]) -> None:
@@ -1394,7 +1415,11 @@ def test_escape_round2(case_id: str, cls: str, fn: CaseFn, documented_gap: bool,
         message = f"ESCAPED [{cls}/{case_id}]: " + " | ".join(verdict.escapes)
         if documented_gap:
             pytest.xfail("documented as not covered (docs/redaction.md §3): " + message)
+        if case_id in OPEN_ESCAPES:
+            pytest.xfail(f"open escape ({OPEN_ESCAPES[case_id]}): {message}")
         pytest.fail(message, pytrace=False)
+    if case_id in OPEN_ESCAPES:
+        pytest.fail(f"{case_id} no longer escapes: remove it from OPEN_ESCAPES", pytrace=False)
     if not verdict.control:
         pytest.fail(f"CONTROL-FAILED [{cls}/{case_id}]: {verdict.control_detail}", pytrace=False)
 
