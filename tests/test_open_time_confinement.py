@@ -198,3 +198,19 @@ def test_search_through_a_racing_swap_reaches_no_hidden_directory(tmp_path: Path
         thread.join(5)
     assert naive > 0, "the race never happened; the test proves nothing"
     assert leaked == 0
+
+
+def test_file_tools_never_write_the_git_dir_a_pointer_file_names(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".gitdir").mkdir(parents=True)
+    (ws / ".gitdir" / "config").write_text("[core]\n")
+    (ws / ".git").write_text("gitdir: .gitdir\n")
+    ctx = ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws))
+    result = ToolRegistry(files.TOOLS).execute("write_file", {"path": ".gitdir/config", "content": "x\n"}, ctx)
+    assert result.data["ok"] is False and "inside .git" in result.data["error"]
+    assert (ws / ".gitdir" / "config").read_text() == "[core]\n"
+    # Positive control: without the pointer file the same directory is an ordinary one.
+    (ws / ".git").unlink()
+    plain = ToolRegistry(files.TOOLS).execute("write_file", {"path": ".gitdir/config", "content": "x\n"},
+                                              ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws)))
+    assert plain.data["ok"] is True

@@ -290,8 +290,39 @@ def _gitdir_of_pointer(dot_git: str) -> str | None:
     return os.path.realpath(os.path.join(os.path.dirname(dot_git), target))
 
 
+NESTED_GIT_MAX_ENTRIES = 50_000
+NESTED_GIT_MAX_DEPTH = 8
+_NESTED_GIT_SKIP = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".cache"})
+
+
+def nested_git_dirs(root: str) -> tuple[str, ...]:
+    """``.git`` directories and pointer files below the workspace root (nested repositories, submodules).
+
+    A bounded walk (depth and entry caps, package caches skipped), done once per run.
+    """
+    found: list[str] = []
+    seen = 0
+    stack = [(root, 0)]
+    while stack and seen < NESTED_GIT_MAX_ENTRIES:
+        directory, depth = stack.pop()
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    seen += 1
+                    if entry.name == ".git":
+                        if directory != root:
+                            found.append(entry.path)
+                        continue
+                    if depth < NESTED_GIT_MAX_DEPTH and entry.name not in _NESTED_GIT_SKIP \
+                            and entry.is_dir(follow_symlinks=False):
+                        stack.append((entry.path, depth + 1))
+        except OSError:
+            continue
+    return tuple(sorted(found))
+
+
 def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Path, network: bool,
-                  fixed: FixedPaths | None = None) -> list[str]:
+                  fixed: FixedPaths | None = None, nested_git: tuple[str, ...] = ()) -> list[str]:
     """Everything between ``bwrap`` and the command: mounts, namespaces, working directory."""
     fixed = fixed or fixed_paths(policy)
     root = os.path.realpath(workspace)
@@ -315,9 +346,12 @@ def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pa
     if not policy.git_writable:
         dot_git = os.path.join(root, ".git")
         plan.read_only(dot_git)
-        target = _gitdir_of_pointer(dot_git)
-        if target is not None:
-            plan.read_only(target)
+        for git_path in (dot_git, *nested_git):
+            if git_path != dot_git:
+                plan.read_only(git_path)
+            target = _gitdir_of_pointer(git_path)
+            if target is not None:
+                plan.read_only(target)
     for path in fixed.protected:
         plan.read_only(path)
     for path in fixed.hidden:
@@ -369,6 +403,16 @@ class RunSandbox:
         self._closed = False
         self._owner: RunSandbox | None = None
         self._fixed: FixedPaths | None = None
+        self._nested_git: dict[str, tuple[str, ...]] = {}
+
+    def nested_git(self, root: Path) -> tuple[str, ...]:
+        """Nested repositories of the workspace, found once per run (read-only like its own .git)."""
+        if self._owner is not None:
+            return self._owner.nested_git(root)
+        key = os.path.realpath(root)
+        if key not in self._nested_git:
+            self._nested_git[key] = nested_git_dirs(key)
+        return self._nested_git[key]
 
     def fixed(self) -> FixedPaths:
         if self._fixed is None:
@@ -421,7 +465,8 @@ def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Pa
             raise ToolError(f"The network is off for commands but {problem}, so commands cannot run; set "
                             "[sandbox] network = true in your user configuration to run them with the network.")
         label = f"{SANDBOXED}, {NETWORK_OFF_LABEL}"
-    flags = sandbox_flags(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed())
+    nested = () if policy.git_writable else sandbox.nested_git(workspace)
+    flags = sandbox_flags(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested)
     return [box.path, *flags, "--", *argv], label, {"TMPDIR": "/tmp"}
 
 

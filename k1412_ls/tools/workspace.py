@@ -85,9 +85,25 @@ class Workspace:
         return rel or "."
 
     def is_git_internal(self, real: Path) -> bool:
-        """True when a resolved path is ``.git`` or lies below any ``.git`` (any case)."""
+        """True when a resolved path is ``.git``, lies below any ``.git`` (any case), or in the git dir
+        that the root's ``.git`` pointer file names (``gitdir: .gitdir``)."""
         rel = real.relative_to(self.root)
-        return any(is_git_name(part) for part in rel.parts)
+        if any(is_git_name(part) for part in rel.parts):
+            return True
+        gitdir = self._pointer_gitdir()
+        return gitdir is not None and real.is_relative_to(gitdir)
+
+    def _pointer_gitdir(self) -> Path | None:
+        dot_git = self.root / ".git"
+        if not dot_git.is_file() or dot_git.is_symlink():
+            return None
+        try:
+            first = dot_git.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+        except OSError:
+            return None
+        if not first or not first[0].startswith("gitdir:"):
+            return None
+        return Path(os.path.realpath(self.root / first[0][len("gitdir:"):].strip()))
 
     def _lexically_git(self, lexical: Path) -> bool:
         # A ".git" that is itself a symlink resolves elsewhere; the spelled path still names git.

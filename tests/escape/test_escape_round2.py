@@ -1394,8 +1394,6 @@ def round2_verdicts(request: pytest.FixtureRequest) -> dict[str, Any]:
 # contained" and in the closing note). Strict: a case that stops escaping fails here until it is removed.
 OPEN_ESCAPES: dict[str, str] = {
     "git_hardlink_into_repo_made_in_run": "a hard link made while .git was writable reaches .git later",
-    "git_pointer_file_gitdir_inside_workspace": "a gitdir named by a .git pointer file is writable by file tools",
-    "git_nested_repository_in_subdir": "only the workspace's own .git is read-only, not nested repositories",
     "helper_path_dir_created_during_run": "PATH directories that do not exist when a command starts are writable",
     "net_unix_socket_appears_after_start_race": "host unix sockets are covered as listed when a command starts",
     "approval_allow_rule_line_gets_network": "an allowed or approved command's grant covers its whole line",
