@@ -24,9 +24,8 @@ from k1412_ls.tools.approval import (
     ApprovalRequest,
     Decision,
     PrefixRule,
-    command_words,
-    generalized_prefix,
 )
+from k1412_ls.tools.command_reading import command_words, generalized_prefix
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.processes import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolError, ToolRegistry

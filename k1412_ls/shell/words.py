@@ -109,10 +109,10 @@ _GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--names
                                 "--config-env"})
 
 
-def git_subcommand(args: list[str]) -> str:
-    """The sub-command of ``git ARGS`` (``git -C dir -c user.name=x commit`` → ``commit``)."""
+def git_subcommand_index(args: list[str]) -> int:
+    """Where the sub-command of ``git ARGS`` stands in ``args`` (``len(args)`` when there is none)."""
     skip = False
-    for word in args:
+    for index, word in enumerate(args):
         if skip:
             skip = False
             continue
@@ -121,8 +121,14 @@ def git_subcommand(args: list[str]) -> str:
             continue
         if word.startswith("-"):
             continue
-        return word
-    return ""
+        return index
+    return len(args)
+
+
+def git_subcommand(args: list[str]) -> str:
+    """The sub-command of ``git ARGS`` (``git -C dir -c user.name=x commit`` → ``commit``)."""
+    index = git_subcommand_index(args)
+    return args[index] if index < len(args) else ""
 
 
 def program_name(word: str) -> str:

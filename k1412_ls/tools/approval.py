@@ -36,47 +36,24 @@ from pathlib import Path
 from typing import Any
 
 from k1412_ls.shell.parse import parse_line, substitution_scripts
-from k1412_ls.shell.words import git_subcommand, program_name, strip_wrappers
+from k1412_ls.shell.words import strip_wrappers
+from k1412_ls.tools.command_reading import (
+    MAX_SUBSTITUTIONS,
+    command_words,
+    embedded_commands,
+    generalized_prefix,
+    needs_network,
+    read_only,
+    started_by_xargs,
+    writes_git,
+    written_paths,
+)
 from k1412_ls.tools.registry import ToolError
 from k1412_ls.tools.sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
 
 log = logging.getLogger(__name__)
 
-POLICIES = ("on-request", "untrusted", "never")
-DECISIONS = ("allow", "ask", "forbid")
 _STRICTNESS = {"allow": 0, "ask": 1, "forbid": 2}
-
-# Programs that only read (offered without asking under ``untrusted``).
-READ_ONLY_PROGRAMS = frozenset({
-    "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "printf", "stat", "file", "diff",
-    "cmp", "sort", "uniq", "cut", "tr", "nl", "du", "df", "which", "type", "true", "false", "test", "[",
-    "basename", "dirname", "realpath", "readlink", "date", "whoami", "id", "uname", "tree", "less", "more",
-    "sha256sum", "md5sum", "sha1sum", "od", "xxd", "hexdump", "column", "jq",
-})
-READ_ONLY_GIT = frozenset({"status", "diff", "log", "show", "branch", "rev-parse", "ls-files", "blame", "describe"})
-# Sub-commands that reach the network (asked about while the network is off).
-NETWORK_COMMANDS: dict[str, frozenset[str] | None] = {
-    "pip": frozenset({"install", "download", "wheel", "index"}),
-    "pip3": frozenset({"install", "download", "wheel", "index"}),
-    "uv": frozenset({"pip", "add", "sync", "lock", "tool", "venv"}),
-    "poetry": frozenset({"install", "add", "update", "lock"}),
-    "npm": frozenset({"install", "i", "ci", "add", "update", "publish", "view", "exec"}),
-    "npx": None, "pnpm": frozenset({"install", "i", "add", "update", "dlx"}),
-    "yarn": frozenset({"install", "add", "upgrade", "dlx"}),
-    "cargo": frozenset({"fetch", "install", "update", "publish", "search"}),
-    "go": frozenset({"get", "install", "mod"}),
-    "git": frozenset({"clone", "fetch", "pull", "push", "ls-remote", "submodule"}),
-    "curl": None, "wget": None, "ssh": None, "scp": None, "sftp": None, "rsync": None, "nc": None,
-    "ncat": None, "telnet": None, "ftp": None, "apt": None, "apt-get": None, "gem": frozenset({"install"}),
-    "conda": frozenset({"install", "create", "update"}), "docker": frozenset({"pull", "push", "run", "build"}),
-}
-# git sub-commands that write .git (asked about while .git is read-only).
-GIT_WRITES = frozenset({
-    "add", "commit", "checkout", "switch", "restore", "merge", "rebase", "reset", "stash", "tag", "branch",
-    "cherry-pick", "revert", "am", "apply", "mv", "rm", "pull", "fetch", "clean", "gc", "notes", "worktree",
-    "config", "update-index", "update-ref", "init",
-})
-
 
 class Decision(StrEnum):
     """A user's (or the policy's) answer to one approval request."""
@@ -147,23 +124,6 @@ class Grant:
         return policy
 
 
-# Programs whose path arguments are written to: every argument, or only the last (the destination).
-_WRITES_EVERY_ARG = frozenset({"touch", "mkdir", "rm", "rmdir", "tee", "truncate", "chmod", "chown", "shred"})
-_WRITES_LAST_ARG = frozenset({"cp", "mv", "install", "ln", "rsync"})
-
-
-def written_paths(words: list[str], redirects: tuple[str, ...]) -> list[str]:
-    """The paths a simple command writes, as far as its words and redirections say."""
-    found = list(redirects)
-    if words:
-        args = [w for w in words[1:] if w and not w.startswith("-")]
-        if words[0] in _WRITES_EVERY_ARG:
-            found += args
-        elif words[0] in _WRITES_LAST_ARG and len(args) >= 2:
-            found.append(args[-1])
-    return found
-
-
 def outside_writable(path: str, workspace: Path | None, writable: tuple[str, ...]) -> str | None:
     """The normalized path when it lies outside every place a command may write, else None."""
     home = os.environ.get("HOME") or str(Path.home())
@@ -203,158 +163,6 @@ def _holds_protected(directory: str) -> bool:
     protected = [os.path.join(home, name) for name in (*STARTUP_FILES, *SECRET_PATHS)]
     root = directory.rstrip("/") + "/"
     return directory in ("/", home) or home.startswith(root) or any(p.startswith(root) for p in protected)
-
-
-def command_words(simple_words: list[str]) -> list[str]:
-    """A simple command's words as rules see them.
-
-    Wrappers (``env``, ``timeout``, ``xargs``) removed, the program by name
-    (``/usr/bin/git`` → ``git``), and git's global options (``-C dir``, ``-c
-    k=v``) moved out of the way, so ``git -c x=y push`` meets a ``git push`` rule.
-    """
-    words = strip_wrappers(simple_words)
-    if not words:
-        return words
-    words = [program_name(words[0]), *words[1:]]
-    if words[0].startswith("git-") and "/git-core/" in simple_words[len(simple_words) - len(words)]:
-        words = ["git", words[0][len("git-"):], *words[1:]]  # /usr/lib/git-core/git-push → git push
-    if words[0] == "git":
-        sub = git_subcommand(words[1:])
-        if sub:
-            at = _git_subcommand_index(words)
-            aliases = _git_aliases(words[1:at])
-            if sub in aliases:  # git -c alias.p=push p → git push
-                expanded = [w for s in parse_line(aliases[sub], nesting=1).commands for w in s.argv][:8]
-                return ["git", *expanded, *words[at + 1:]] if expanded else ["git", sub, *words[at + 1:]]
-            words = ["git", sub, *words[at + 1:]]
-    return words
-
-
-def _git_aliases(options: list[str]) -> dict[str, str]:
-    """``-c alias.NAME=VALUE`` settings among git's global options."""
-    found: dict[str, str] = {}
-    for index, word in enumerate(options[:-1]):
-        if word == "-c" and options[index + 1].lower().startswith("alias.") and "=" in options[index + 1]:
-            name, value = options[index + 1][len("alias."):].split("=", 1)
-            found[name] = value.lstrip("!")
-    return found
-
-
-def _git_subcommand_index(words: list[str]) -> int:
-    skip = False
-    for index, word in enumerate(words[1:], start=1):
-        if skip:
-            skip = False
-            continue
-        if word in ("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"):
-            skip = True
-            continue
-        if not word.startswith("-"):
-            return index
-    return len(words)
-
-
-MAX_SUBSTITUTIONS = 32
-
-
-def embedded_commands(argv: list[str]) -> list[list[str]]:
-    """Commands a simple command runs from its arguments.
-
-    ``find … -exec CMD ;`` → ``CMD``; ``env -S 'CMD ARGS'`` → ``CMD ARGS``.
-    """
-    found: list[list[str]] = []
-    for index, word in enumerate(argv[:-1]):
-        if program_name(argv[0]) == "env" and word in ("-S", "--split-string"):
-            for simple in parse_line(argv[index + 1], nesting=1).commands:
-                found.append(command_words(simple.argv))
-        elif program_name(argv[0]) == "script" and word.startswith("-") and not word.startswith("--") \
-                and word.endswith("c"):
-            for simple in parse_line(argv[index + 1], nesting=1).commands:
-                found.append(command_words(simple.argv))
-        elif word == "--command" and program_name(argv[0]) == "script":
-            for simple in parse_line(argv[index + 1], nesting=1).commands:
-                found.append(command_words(simple.argv))
-        elif word.startswith("--split-string="):
-            for simple in parse_line(word.split("=", 1)[1], nesting=1).commands:
-                found.append(command_words(simple.argv))
-    words = command_words(argv)
-    if words and words[0] == "find":
-        for index, word in enumerate(words):
-            if word in ("-exec", "-execdir", "-ok", "-okdir"):
-                rest = words[index + 1:]
-                end = next((i for i, w in enumerate(rest) if w in (";", "+")), len(rest))
-                if rest[:end]:
-                    found.append(command_words(rest[:end]))
-    return found
-
-
-def _started_by_xargs(argv: list[str]) -> bool:
-    """Whether ``xargs`` is among the wrappers in front of a simple command's program."""
-    stripped = len(strip_wrappers(argv))
-    return any(program_name(word) == "xargs" for word in argv[:len(argv) - stripped])
-
-
-def generalized_prefix(words: list[str]) -> tuple[str, ...]:
-    """The prefix "always allow" covers: the program and its sub-command (``git push origin`` → ``git push``)."""
-    if not words:
-        return ()
-    prefix = [words[0]]
-    for word in words[1:2]:
-        if word and word[0].isalpha() and all(c.isalnum() or c in "-_:" for c in word):
-            prefix.append(word)
-    return tuple(prefix)
-
-
-def _subcommand(words: list[str]) -> str:
-    if not words:
-        return ""
-    if words[0] == "git":
-        return git_subcommand(words[1:])
-    for word in words[1:]:
-        if not word.startswith("-"):
-            return word
-    return ""
-
-
-def needs_network(words: list[str]) -> bool:
-    if not words:
-        return False
-    program = words[0]
-    if program in {"python", "python3"} and len(words) > 2 and words[1] == "-m":
-        words = words[2:]
-        program = words[0]
-    if program not in NETWORK_COMMANDS:
-        return False
-    subs = NETWORK_COMMANDS[program]
-    return subs is None or _subcommand(words) in subs
-
-
-def writes_git(words: list[str]) -> bool:
-    return bool(words) and words[0] == "git" and git_subcommand(words[1:]) in GIT_WRITES
-
-
-# Options that make an otherwise read-only program write files or run programs.
-_WRITING_OPTIONS: dict[str, tuple[str, ...]] = {
-    "sort": ("-o", "--output"), "rg": ("--pre", "--pre-glob"), "tree": ("-o",), "jq": ("--rawfile",),
-    "diff": ("--output",), "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprintf", "-fls"),
-}
-
-
-def read_only(words: list[str], raw: list[str] | None = None) -> bool:
-    """Whether a command only reads: a known reader, with none of the options that make it write or run."""
-    if not words:
-        return True
-    if words[0] == "git":
-        # Global options (-c core.fsmonitor=…, -c diff.external=…, --exec-path) can run programs.
-        if raw is not None and any(w in ("-c", "--config-env", "--exec-path")
-                                   or w.startswith(("--config-env=", "--exec-path=")) for w in raw[1:]):
-            return False
-        return git_subcommand(words[1:]) in READ_ONLY_GIT and "--output" not in " ".join(words)
-    risky = _WRITING_OPTIONS.get(words[0], ())
-    if any(w == opt or w.startswith(opt + "=") or (opt == "-o" and w.startswith("-o")) for w in words[1:]
-           for opt in risky):
-        return False
-    return words[0] in READ_ONLY_PROGRAMS
 
 
 class AllowStore:
@@ -417,7 +225,6 @@ class ApprovalGate:
         line = parse_line(command)
         rules = self._rules()
         verdict = "allow"
-        matched: list[str] = []
         reasons: list[str] = []
         wants_network = wants_git = False
         wants_dirs: list[str] = []
@@ -433,7 +240,7 @@ class ApprovalGate:
         for simple in simples:
             words = command_words(simple.argv)
             candidates.append((words, bool(simple.dynamic and words and not words[0]), simple.writes_to,
-                               strip_wrappers(simple.argv), _started_by_xargs(simple.argv)))
+                               strip_wrappers(simple.argv), started_by_xargs(simple.argv)))
             candidates += [(inner, False, (), inner, False) for inner in embedded_commands(simple.argv)]
         for words, dynamic_program, redirects, raw, via_xargs in candidates:
             if not words:
@@ -459,7 +266,6 @@ class ApprovalGate:
                                 "configuration; do not run it or anything equivalent.")
             if strictest == "ask":
                 verdict = "ask"
-                matched.append(" ".join(words[:3]))
                 rule = next(r for r in decided if r.decision == "ask")
                 reasons.append(f"a rule asks before '{' '.join(rule.prefix)}'")
                 continue
@@ -535,9 +341,9 @@ def parse_rules(raw: list[dict[str, Any]]) -> tuple[PrefixRule, ...]:
     return tuple(PrefixRule(tuple(str(r["prefix"]).split()), str(r["decision"])) for r in raw)
 
 
-__all__ = ["ALLOW_ONCE_TITLE", "DECISIONS", "DENY_TITLE", "POLICIES", "AllowStore", "ApprovalGate", "ApprovalPolicy", "ApprovalRequest", "Approver",
-           "Decision", "Grant", "PrefixRule", "always_title", "command_words", "decision_for", "generalized_prefix", "needs_network", "parse_rules",
-           "read_only", "writes_git"]
+__all__ = ["ALLOW_ONCE_TITLE", "DENY_TITLE", "AllowStore", "ApprovalGate", "ApprovalPolicy", "ApprovalRequest",
+           "Approver", "Decision", "Grant", "PrefixRule", "always_title", "decision_for", "outside_writable",
+           "parse_rules", "writable_dir_for"]
 
 
 ALLOW_ONCE_TITLE = "Allow once"

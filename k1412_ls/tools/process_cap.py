@@ -83,10 +83,6 @@ class ProcessCap:
     _watch_thread: threading.Thread | None = None
     tripped: bool = False
 
-    @property
-    def mechanism(self) -> str:
-        return "cgroup" if self.group is not None else "watchdog"
-
     def prepare(self) -> str | None:
         """Make the command's pids cgroup; the ``cgroup.procs`` file its launcher writes its pid to, or None."""
         parent = cgroup_parent()
