@@ -24,10 +24,11 @@ from pygls.uris import to_fs_path
 
 from k1412_ls import __version__
 from k1412_ls.lsp import constants as c
+from k1412_ls.lsp.byte_sources import StdioSource, StreamSource
 from k1412_ls.lsp.messages import log_to_client, show
 from k1412_ls.lsp.protocol import K1412Protocol, current_command
 from k1412_ls.lsp.settings import Settings, parse_settings
-from k1412_ls.lsp.transport import StdioSource, StreamSource, serve_frames
+from k1412_ls.lsp.transport import serve_frames
 from k1412_ls.lsp.watcher import WorkspaceWatcher
 
 if TYPE_CHECKING:

@@ -24,19 +24,18 @@ by :meth:`k1412_ls.lsp.protocol.K1412Protocol.receive`.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import queue
 import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any, Protocol
+from typing import Any
 
 from pygls.protocol import JsonRPCProtocol
 
 from k1412_ls.lsp import constants as c
+from k1412_ls.lsp.byte_sources import ByteSource
 
 log = logging.getLogger(c.LOGGER_NAME)
 
@@ -57,71 +56,6 @@ _PARTIAL_VALUE = re.compile(rb"[ \t]*(?::[ \t]*[0-9]*[ \t]*\r?)?")
 _TAIL = 160
 # Junk up to this size is kept to look for a request in it (to answer its id); larger junk is only counted.
 RECOVER_LIMIT = 4 * 1024 * 1024
-
-
-class ByteSource(Protocol):
-    """A byte stream: ``read_some`` returns what is available (b"" at EOF), ``read_exact`` waits for all."""
-
-    async def read_some(self, size: int) -> bytes: ...
-
-    async def read_exact(self, size: int) -> bytes: ...
-
-
-class StdioSource:
-    """Blocking stdin reads in one daemon thread, so the event loop never blocks.
-
-    A daemon thread (not an executor worker) because a read blocked on a
-    silent client must not keep the process alive after ``exit``.
-    """
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self.stream = stream
-        self._requests: queue.SimpleQueue[tuple[int, bool, asyncio.Future[bytes]] | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-
-    def _serve(self) -> None:
-        while (item := self._requests.get()) is not None:
-            size, exact, future = item
-            try:
-                data = self.stream.read(size) if exact else self.stream.read1(size)  # type: ignore[attr-defined]
-            except (OSError, ValueError):
-                data = b""
-            future.get_loop().call_soon_threadsafe(_resolve, future, data)
-
-    def _submit(self, size: int, exact: bool) -> asyncio.Future[bytes]:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._serve, name="k1412-stdin", daemon=True)
-            self._thread.start()
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self._requests.put((size, exact, future))
-        return future
-
-    async def read_some(self, size: int) -> bytes:
-        return await self._submit(size, False)
-
-    async def read_exact(self, size: int) -> bytes:
-        return await self._submit(size, True)
-
-
-def _resolve(future: asyncio.Future[bytes], data: bytes) -> None:
-    if not future.done():
-        future.set_result(data)
-
-
-class StreamSource:
-    """An asyncio StreamReader (TCP)."""
-
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self.reader = reader
-
-    async def read_some(self, size: int) -> bytes:
-        return await self.reader.read(size)
-
-    async def read_exact(self, size: int) -> bytes:
-        try:
-            return await self.reader.readexactly(size)
-        except asyncio.IncompleteReadError as exc:
-            return exc.partial
 
 
 @dataclass
