@@ -27,10 +27,18 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 
-import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
 
-from k1412_ls.shell.words import SHELLS, inline_script, is_statement, node_text, strip_wrappers, word_value
+from k1412_ls.shell.grammar import bash_parser
+from k1412_ls.shell.words import (
+    SHELLS,
+    inline_script,
+    is_statement,
+    node_text,
+    reads_script_from_input,
+    strip_wrappers,
+    word_value,
+)
 
 _STATEMENT_SEPARATORS = frozenset({";", "&", "\n", ";;"})
 _ERREXIT = re.compile(r"^-[a-zA-Z]*e[a-zA-Z]*$")
@@ -78,11 +86,6 @@ class ShellLine:
     parsed: bool
     tampered: str | None = None
     assignments: tuple[str, ...] = field(default=())  # variable names assigned anywhere in the line
-
-
-@functools.lru_cache(maxsize=1)
-def _parser() -> Parser:
-    return Parser(Language(tree_sitter_bash.language()))
 
 
 @dataclass
@@ -359,7 +362,7 @@ class _Walker:
             self.taint("the line changes how shell functions and traps behave (shopt extdebug)")
         elif program == "set" and any(a == "+o" for a in argv[1:]) and "pipefail" in argv:
             self.taint("the line turns pipefail off (set +o pipefail), hiding failures inside pipelines")
-        if program in SHELLS and inline_script(argv) is None and _reads_script_from_input(argv):
+        if program in SHELLS and inline_script(argv) is None and reads_script_from_input(argv):
             self.taint(f"the line feeds {program} a script the parser cannot read (from a pipe or input)")
         elif program == "eval" and simple.dynamic:
             self.taint("the line evaluates text it builds at run time (eval of an expansion)")
@@ -407,40 +410,6 @@ def _declaration_words(node: Node) -> list[str | None]:
 MAX_CACHED_CHARS = 16_384
 
 
-_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
-
-
-def substitution_scripts(command: str) -> list[str]:
-    """The scripts inside ``$( )``, backticks, ``<( )`` and ``>( )`` of a line, outermost first.
-
-    They run as part of the line; the approval check looks at them as lines of
-    their own (the status model does not: their statuses never reach the line).
-    """
-    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
-    found: list[str] = []
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.type in _SUBSTITUTIONS:
-            inner = [node_text(child) for child in node.children if child.is_named]
-            if inner:
-                found.append("\n".join(inner))
-        stack.extend(reversed(node.children))
-    return found
-
-
-def _reads_script_from_input(argv: list[str]) -> bool:
-    """A shell started without ``-c`` and without a script file reads its script from standard input."""
-    for word in argv[1:]:
-        if word in ("-s", "-"):
-            return True
-        if word == "--":
-            continue
-        if not word.startswith(("-", "+")):
-            return False  # a script file (or its name from an expansion)
-    return True
-
-
 def parse_line(command: str, nesting: int = 0) -> ShellLine:
     """The simple commands of ``command`` with their status reach (short lines are cached: they repeat)."""
     if len(command) <= MAX_CACHED_CHARS:
@@ -454,7 +423,7 @@ def _parse_cached(command: str, nesting: int) -> ShellLine:
 
 
 def _parse(command: str, nesting: int) -> ShellLine:
-    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
+    tree = bash_parser().parse(command.encode("utf-8", "surrogatepass"))
     walker = _Walker(nesting)
     root = tree.root_node
     walker.sequence(list(root.children), True)
@@ -471,7 +440,7 @@ def normalized_text(command: str) -> str:
     differences vanish and nothing else does; a line that does not parse is only whitespace-collapsed."""
     if not parse_line(command).parsed:
         return " ".join(command.split())
-    tree = _parser().parse(command.encode("utf-8", "surrogatepass"))
+    tree = bash_parser().parse(command.encode("utf-8", "surrogatepass"))
     tokens: list[str] = []
     stack = [tree.root_node]
     while stack:

@@ -158,3 +158,15 @@ def inline_script(argv: list[str]) -> str | None:
         if not word.startswith(("-", "+")):
             return None
     return None
+
+
+def reads_script_from_input(argv: list[str]) -> bool:
+    """A shell started without ``-c`` and without a script file reads its script from standard input."""
+    for word in argv[1:]:
+        if word in ("-s", "-"):
+            return True
+        if word == "--":
+            continue
+        if not word.startswith(("-", "+")):
+            return False  # a script file (or its name from an expansion)
+    return True

@@ -35,7 +35,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from k1412_ls.shell.parse import parse_line, substitution_scripts
+from k1412_ls.shell.grammar import substitution_scripts
+from k1412_ls.shell.parse import parse_line
 from k1412_ls.shell.words import strip_wrappers
 from k1412_ls.tools.command_reading import (
     MAX_SUBSTITUTIONS,
