@@ -408,6 +408,10 @@ def _declaration_words(node: Node) -> list[str | None]:
 
 
 MAX_CACHED_CHARS = 16_384
+# Descriptor tables in any spelling a line can reach them by: /proc/self/fd, /proc/$$/fd, /proc/$BASHPID/fd,
+# /proc/123/fd, /proc/*/fdinfo, /proc/thread-self/fd, /dev/fd. Checked on the whole text (loop words and
+# redirection targets included), so the descriptor K1412 reads statuses from cannot be found and written to.
+OWN_DESCRIPTORS = re.compile(r"/proc/+[^/\s;|&]*/+(?:task/+[^/\s;|&]*/+)?fd(?:info)?\b|/dev/+fd\b")
 
 
 def parse_line(command: str, nesting: int = 0) -> ShellLine:
@@ -426,6 +430,8 @@ def _parse(command: str, nesting: int) -> ShellLine:
     tree = bash_parser().parse(command.encode("utf-8", "surrogatepass"))
     walker = _Walker(nesting)
     root = tree.root_node
+    if OWN_DESCRIPTORS.search(command):
+        walker.taint("the line names its own file descriptors (/proc/…/fd, /dev/fd)")
     walker.sequence(list(root.children), True)
     parsed = walker.clean and not root.has_error
     return ShellLine(command, tuple(walker.commands), parsed, walker.tampered, tuple(walker.assignments))

@@ -13,7 +13,14 @@ from k1412_ls.tools.approval import ApprovalGate
 from k1412_ls.tools.changes import ChangeTracker, RunChanges, change_entries
 from k1412_ls.tools.environment import scrubbed_env
 from k1412_ls.tools.facts import exec_facts
-from k1412_ls.tools.observe import close_quietly, fileno, observed_command, read_records, status_file
+from k1412_ls.tools.observe import (
+    close_quietly,
+    fileno,
+    observed_command,
+    observed_facts,
+    read_records,
+    status_file,
+)
 from k1412_ls.tools.proc import Completed, run_to_end, shell_argv
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
 from k1412_ls.tools.sandbox import SANDBOXED, RunSandbox, SandboxPolicy
@@ -162,8 +169,7 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
     facts = exec_facts(ctx.redactor.text(args.command), rel_cwd, None if killed else done.exit_code, text,
                        timed_out=done.timed_out, cancelled=done.cancelled)
     facts["sandbox"] = done.sandbox
-    facts["observed"] = [{"argv": [ctx.redactor.text(a) for a in r["argv"][:40]], "status": r["status"]}
-                         for r in records]
+    facts.update(observed_facts(args.command, records, ctx.redactor.text))
     facts["changes"] = change_entries(root, changes)
     facts["changes_complete"] = complete
     fields: dict[str, Any] = {"exit_code": done.exit_code, **output_fields(done, text),

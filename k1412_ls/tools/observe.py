@@ -11,8 +11,11 @@ own status.
 
 The records can only add knowledge: the gate never lets a record turn a
 failure the output shows into a success, and a line that closes or moves
-descriptors, sets traps or redefines functions is judged without them
-(``k1412_ls.shell`` marks it tampered).
+descriptors, names its own descriptor table, sets traps or redefines
+functions is judged without them (``k1412_ls.shell`` marks it tampered).
+Such a line's records are not kept as observed at all: the event says how
+many were withheld and why, so a log never shows a program as observed on
+the word of a line that could have written the record itself.
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ import os
 import re
 import secrets
 import tempfile
+from collections.abc import Callable
 from typing import IO, Any
+
+from k1412_ls.shell.parse import parse_line
 
 OBSERVED_PROGRAMS: tuple[str, ...] = (
     "python", "python3", "pytest", "py.test", "node", "npm", "npx", "yarn", "pnpm", "bun", "deno", "go", "cargo",
@@ -98,6 +104,15 @@ def read_records(handle: IO[bytes]) -> list[dict[str, Any]]:
             continue
         records.append({"argv": [_unquote(p) for p in parts[1:]], "status": int(parts[0])})
     return records
+
+
+def observed_facts(command: str, records: list[dict[str, Any]], redact: Callable[[str], str]) -> dict[str, Any]:
+    """The ``observed`` facts of one command line: its records, or how many were withheld and why."""
+    why = parse_line(command).tampered
+    if why is not None and records:
+        return {"observed": [], "observed_withheld": {"records": len(records), "why": why}}
+    return {"observed": [{"argv": [redact(str(a)) for a in r["argv"][:40]], "status": r["status"]}
+                         for r in records]}
 
 
 def close_quietly(handle: IO[bytes]) -> None:

@@ -22,7 +22,14 @@ from k1412_ls.core.numbers import extract_numbers, measurement_units
 from k1412_ls.core.redact import Redactor
 from k1412_ls.tools.commands import child_env, confinement_for, resolve_cwd
 from k1412_ls.tools.facts import excerpt
-from k1412_ls.tools.observe import close_quietly, fileno, observed_command, read_records, status_file
+from k1412_ls.tools.observe import (
+    close_quietly,
+    fileno,
+    observed_command,
+    observed_facts,
+    read_records,
+    status_file,
+)
 from k1412_ls.tools.proc import ProcessHandle, shell_argv, spawn
 from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
 from k1412_ls.tools.sandbox import SANDBOXED, RunSandbox
@@ -196,8 +203,7 @@ def _result(ctx: ToolContext, snap: Snapshot, op: str, error: str | None = None,
         "units": measurement_units(text, 200), "tests": asdict(parse_summary(text)),
     }
     if snap.status != "running":
-        facts["observed"] = [{"argv": [redactor.text(a) for a in r["argv"][:40]], "status": r["status"]}
-                             for r in process.observed()]
+        facts.update(observed_facts(process.command, process.observed(), redactor.text))
     fields: dict[str, Any] = {"process_id": process.process_id, "status": snap.status,
                               "exit_code": snap.exit_code, "output": text, "output_bytes": snap.output_bytes}
     if snap.omitted_bytes:
