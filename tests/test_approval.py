@@ -101,6 +101,9 @@ CASES: list[tuple[str, tuple[tuple[str, str], ...], str, str]] = [
     ("untrusted", (("git", "allow"), ("git push", "forbid")), "git push", "forbid"),  # strictest wins
     ("on-request", (("npm", "allow"), ("npm publish", "ask")), "npm publish", "ask"),
     ("on-request", (("pip install", "allow"),), "pip install requests", "run"),  # allowed: with the network
+    ("on-request", (("pip install", "allow"),), "pip install requests && curl -s http://127.0.0.1:9/", "ask"),
+    ("on-request", (("pip install", "allow"),), "pip install requests && echo done > ../outside.txt", "ask"),
+    ("on-request", (("git commit", "allow"),), "git commit -m wip && git config core.hooksPath hooks", "ask"),
     ("on-request", (("rm", "ask"),), "rm -rf build", "ask"),
     ("never", (("rm", "ask"),), "rm -rf build", "refuse"),
 ]
@@ -127,6 +130,42 @@ def test_an_approved_network_command_gets_the_network_and_an_allowed_one_too() -
     assert approvals.check("ls").network is None  # the run's policy applies
     allowed, asker = gate(rule_pairs=(("pip install", "allow"),))
     assert allowed.check("pip install requests").network is True and asker.asked == []
+
+
+# (allow rule, line, grant kept): an allow rule vouches for the commands it matches, not for the rest of the line.
+# A line whose other commands need something themselves (curl, git config, a write outside) is asked about
+# as a whole instead (see CASES); these lines need nothing beyond the rule's own command.
+NARROWING: list[tuple[str, str, bool]] = [
+    ("pip install", "pip install requests", True),
+    ("pip install", "cd sub && pip install -r requirements.txt && echo installed > /dev/null", True),
+    ("pip install", "pip install requests && ls -la && git status", True),
+    ("pip install", "pip install requests; python3 evil.py", False),
+    ("pip install", "pip install requests; echo $(python3 -c 'print(1)')", False),  # a substitution runs too
+    ("pip install", "pip install requests; echo aGk= | base64 -d | bash", False),  # a script nobody can read
+    ("git commit", "git commit -m wip && echo committed", True),
+    ("git commit", "git commit -m wip; printf x > .git/hooks/pre-push", False),
+    ("git commit", "git commit -m wip; cp hook.sh .git/hooks/pre-push", False),
+    ("pip install", "pip install requests && node -e 'fetch(1)'", False),
+]
+
+
+@pytest.mark.parametrize(("prefix", "command", "kept"), NARROWING, ids=[c for _, c, _ in NARROWING])
+def test_an_allow_rule_grants_only_the_commands_it_matches(prefix: str, command: str, kept: bool) -> None:
+    approvals, asker = gate(rule_pairs=((prefix, "allow"),))
+    grant = approvals.check(command)
+    assert asker.asked == []
+    widened = bool(grant.network or grant.git_writable)
+    assert widened is kept, grant
+    assert bool(grant.withheld) is not kept
+    if not kept:
+        assert f"'{prefix}'" in grant.withheld and "\n" not in grant.withheld
+
+
+def test_a_user_approval_covers_the_line_the_user_saw() -> None:
+    approvals, asker = gate(answer=Decision.ALLOW_ONCE)
+    grant = approvals.check("pip install requests; python3 -m pytest -q")
+    assert grant.network is True and len(asker.asked) == 1
+    assert "python3 -m pytest -q" in asker.asked[0].question()
 
 
 @pytest.mark.parametrize(("answer", "needle"), [
@@ -254,6 +293,20 @@ def test_without_approval_git_is_read_only_even_when_the_check_is_dodged(repo: P
     assert result.data["ok"] is True and "rc=0" not in result.data["output"]
     assert _git(repo, "log", "--format=%s").split() == ["base"]
     assert asker.asked == [] and approvals is not None
+
+
+@needs_sandbox
+def test_an_allow_rule_for_git_commit_does_not_let_the_rest_of_the_line_write_git(repo: Path) -> None:
+    plant = "; mkdir -p .git/hooks && printf '#!/bin/sh\\n' > .git/hooks/pre-push; echo planted=$?"
+    approvals, _ = gate(rule_pairs=(("git commit", "allow"),), answer=None)
+    result = REGISTRY.execute("run_command", {"command": COMMIT + plant}, _ctx(repo, approvals))
+    assert not (repo / ".git" / "hooks" / "pre-push").exists(), result.data
+    assert "planted=0" not in result.data["output"] and "'git commit'" in result.data["note"]
+    assert _git(repo, "log", "--format=%s").split() == ["base"]  # the commit itself had no writable .git either
+    # Positive control: alone on its line, the allowed command commits.
+    result = REGISTRY.execute("run_command", {"command": COMMIT}, _ctx(repo, approvals))
+    assert result.data["ok"] is True and "committed" in result.data["output"] and "note" not in result.data
+    assert _git(repo, "log", "--format=%s").split() == ["agent", "base"]
 
 
 @needs_sandbox

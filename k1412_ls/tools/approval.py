@@ -55,6 +55,8 @@ from k1412_ls.tools.sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
 log = logging.getLogger(__name__)
 
 _STRICTNESS = {"allow": 0, "ask": 1, "forbid": 2}
+# Shell builtins that may share a line with an allowed command without taking any of its grant.
+_INERT_BUILTINS = frozenset({"cd", "pushd", "popd", ":", "exit", "sleep", "set"})
 
 class Decision(StrEnum):
     """A user's (or the policy's) answer to one approval request."""
@@ -115,6 +117,7 @@ class Grant:
     network: bool | None = None
     git_writable: bool = False
     writable: tuple[str, ...] = ()  # directories outside the workspace this command may write
+    withheld: str = ""  # why a rule's grant was not given to this line (said to the model with the result)
 
     def sandbox_policy(self, base: SandboxPolicy) -> SandboxPolicy:
         policy = base
@@ -164,6 +167,27 @@ def _holds_protected(directory: str) -> bool:
     protected = [os.path.join(home, name) for name in (*STARTUP_FILES, *SECRET_PATHS)]
     root = directory.rstrip("/") + "/"
     return directory in ("/", home) or home.startswith(root) or any(p.startswith(root) for p in protected)
+
+
+def _narrowed(grant: Grant, allowed_by: list[str], uncovered: list[str], opaque: bool) -> Grant:
+    """A rule's grant, or none when the line runs more than the rule covers.
+
+    An ``allow`` rule (configured or "always allow") vouches for the commands it
+    matches, not for the rest of their line: ``pip install x; python3 evil.py``
+    must not give ``python3`` the network. So the grant holds only when every
+    other command of the line is a plain reader that writes nothing; otherwise
+    the line runs inside the unwidened sandbox and the model is told why.
+    """
+    wanted = [what for what, on in (("the network", grant.network), ("a writable .git", grant.git_writable),
+                                    ("writes outside the workspace", bool(grant.writable))) if on]
+    if not wanted or not (uncovered or opaque):
+        return grant
+    others = ", ".join(f"'{p}'" for p in dict.fromkeys(uncovered[:5]))
+    also = f"also runs {others}" if others else "cannot be read reliably"
+    rules = ", ".join(f"'{p}'" for p in dict.fromkeys(allowed_by)) or "an allow rule"
+    return Grant(withheld=(f"The approval rule {rules} grants {' and '.join(wanted)} only to the commands it matches, and "
+                           f"this line {also}, so it ran without {' or '.join(wanted)}; run the allowed command on a "
+                           "line of its own to use the grant."))
 
 
 class AllowStore:
@@ -230,6 +254,8 @@ class ApprovalGate:
         wants_network = wants_git = False
         wants_dirs: list[str] = []
         first_words: list[str] = []
+        allowed_by: list[str] = []  # prefixes of the allow rules that matched
+        uncovered: list[str] = []  # programs no allow rule covers that are more than plain readers
         opaque = not line.parsed or bool(line.tampered)
         candidates: list[tuple[list[str], bool, tuple[str, ...], list[str], bool]] = []
         simples = list(line.commands)
@@ -271,6 +297,11 @@ class ApprovalGate:
                 reasons.append(f"a rule asks before '{' '.join(rule.prefix)}'")
                 continue
             allowed = strictest == "allow"
+            if allowed:
+                allowed_by.append(" ".join(next(r for r in decided if r.decision == "allow").prefix))
+            elif not (read_only(words, raw) or words[0] in _INERT_BUILTINS) \
+                    or any(t != "/dev/null" for t in written_paths(words, redirects)):
+                uncovered.append(words[0])
             # What the command needs beyond the sandbox is granted when it is approved or a rule allows it.
             if not self.sandbox.network and needs_network(words):
                 wants_network = True
@@ -296,7 +327,7 @@ class ApprovalGate:
         grant = Grant(network=True if wants_network else None, git_writable=wants_git,
                       writable=tuple(dict.fromkeys(wants_dirs)))
         if verdict == "allow":
-            return grant
+            return _narrowed(grant, allowed_by, uncovered, opaque)
         request = ApprovalRequest(command, tuple(dict.fromkeys(reasons)), generalized_prefix(first_words))
         return self._ask(request, grant)
 

@@ -69,10 +69,12 @@ def run_sandbox(ctx: ToolContext) -> RunSandbox:
     return sandbox
 
 
-def confinement_for(ctx: ToolContext, command: str) -> tuple[RunSandbox, bool]:
+def confinement_for(ctx: ToolContext, command: str) -> tuple[RunSandbox, bool, str]:
     """The sandbox and network setting ``command`` runs with, after the approval policy had its say.
 
-    Raises the approval's ToolError (one sentence) when the command must not run.
+    The third value is a note for the model when a rule's grant was withheld
+    from the line. Raises the approval's ToolError (one sentence) when the
+    command must not run.
     """
     sandbox = run_sandbox(ctx)
     gate = ctx.services.get(APPROVAL_SERVICE)
@@ -84,7 +86,7 @@ def confinement_for(ctx: ToolContext, command: str) -> tuple[RunSandbox, bool]:
         if not os.path.lexists(path):
             _create_approved_file(path)
     network = sandbox.policy.network if grant.network is None else grant.network
-    return sandbox.derived(grant.sandbox_policy(sandbox.policy)), network
+    return sandbox.derived(grant.sandbox_policy(sandbox.policy)), network, grant.withheld
 
 
 def _create_approved_file(path: str) -> None:
@@ -147,7 +149,9 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         timeout_s = MAX_TIMEOUT_S
     if ctx.cancel.is_set():
         raise ToolError("The run was cancelled before the command started; nothing was run.")
-    sandbox, network = confinement_for(ctx, args.command)
+    sandbox, network, withheld = confinement_for(ctx, args.command)
+    if withheld:
+        note = f"{note} {withheld}" if note else withheld
     root = ctx.workspace.root
     holder = ctx.services.get(CHANGES_SERVICE)
     tracker = holder.tracker() if isinstance(holder, RunChanges) else ChangeTracker(root)

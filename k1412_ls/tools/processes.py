@@ -248,7 +248,7 @@ def process_start(args: ProcessStartArgs, ctx: ToolContext) -> ToolResult:
     if ctx.cancel.is_set():
         raise ToolError("The run was cancelled; no background process was started.")
     cwd = resolve_cwd(ctx, args.cwd)
-    sandbox, network = confinement_for(ctx, args.command)
+    sandbox, network, withheld = confinement_for(ctx, args.command)
     process = table(ctx).start(args.command, cwd, child_env(ctx), cwd_label=ctx.workspace.relative(cwd),
                                name=args.name, sandbox=sandbox, workspace=ctx.workspace.root, network=network)
     redactor = ctx.redactor
@@ -258,6 +258,8 @@ def process_start(args: ProcessStartArgs, ctx: ToolContext) -> ToolResult:
     fields: dict[str, Any] = {"process_id": process.process_id, "status": "running"}
     if args.name:
         fields["name"] = args.name
+    if withheld:
+        fields["note"] = withheld
     if not process.handle.sandbox.startswith(SANDBOXED):
         fields["sandbox"] = process.handle.sandbox
     return ToolResult.success(facts=facts, **fields)

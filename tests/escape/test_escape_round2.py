@@ -1396,8 +1396,6 @@ OPEN_ESCAPES: dict[str, str] = {
     "git_hardlink_into_repo_made_in_run": "a hard link made while .git was writable reaches .git later",
     "helper_path_dir_created_during_run": "PATH directories that do not exist when a command starts are writable",
     "net_unix_socket_appears_after_start_race": "host unix sockets are covered as listed when a command starts",
-    "approval_allow_rule_line_gets_network": "an allowed or approved command's grant covers its whole line",
-    "approval_allow_rule_line_gets_git_write": "an allowed or approved command's grant covers its whole line",
     "approval_forbid_bypass_makefile_recipe": "rules see the line, not programs that programs start",
 }
 
