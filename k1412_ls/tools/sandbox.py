@@ -37,6 +37,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from k1412_ls.tools.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
 from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES
 from k1412_ls.tools.registry import ToolError
 from k1412_ls.tools.trusted import trusted_program
@@ -275,52 +276,6 @@ def fixed_paths(policy: SandboxPolicy) -> FixedPaths:
     )
 
 
-def _gitdir_of_pointer(dot_git: str) -> str | None:
-    """The real directory a ``.git`` pointer file (``gitdir: PATH``) names, or None."""
-    if not os.path.isfile(dot_git) or os.path.islink(dot_git):
-        return None
-    try:
-        with open(dot_git, encoding="utf-8", errors="replace") as handle:
-            first = handle.readline(4096).strip()
-    except OSError:
-        return None
-    if not first.startswith("gitdir:"):
-        return None
-    target = first[len("gitdir:"):].strip()
-    return os.path.realpath(os.path.join(os.path.dirname(dot_git), target))
-
-
-NESTED_GIT_MAX_ENTRIES = 50_000
-NESTED_GIT_MAX_DEPTH = 8
-_NESTED_GIT_SKIP = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".cache"})
-
-
-def nested_git_dirs(root: str) -> tuple[str, ...]:
-    """``.git`` directories and pointer files below the workspace root (nested repositories, submodules).
-
-    A bounded walk (depth and entry caps, package caches skipped), done once per run.
-    """
-    found: list[str] = []
-    seen = 0
-    stack = [(root, 0)]
-    while stack and seen < NESTED_GIT_MAX_ENTRIES:
-        directory, depth = stack.pop()
-        try:
-            with os.scandir(directory) as entries:
-                for entry in entries:
-                    seen += 1
-                    if entry.name == ".git":
-                        if directory != root:
-                            found.append(entry.path)
-                        continue
-                    if depth < NESTED_GIT_MAX_DEPTH and entry.name not in _NESTED_GIT_SKIP \
-                            and entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, depth + 1))
-        except OSError:
-            continue
-    return tuple(sorted(found))
-
-
 def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Path, network: bool,
                   fixed: FixedPaths | None = None, nested_git: tuple[str, ...] = ()) -> list[str]:
     """Everything between ``bwrap`` and the command: mounts, namespaces, working directory."""
@@ -349,7 +304,7 @@ def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pa
         for git_path in (dot_git, *nested_git):
             if git_path != dot_git:
                 plan.read_only(git_path)
-            target = _gitdir_of_pointer(git_path)
+            target = gitdir_of_pointer(git_path)
             if target is not None:
                 plan.read_only(target)
     for path in fixed.protected:
@@ -404,6 +359,27 @@ class RunSandbox:
         self._owner: RunSandbox | None = None
         self._fixed: FixedPaths | None = None
         self._nested_git: dict[str, tuple[str, ...]] = {}
+        self._links_checked: set[str] = set()
+        self._git_exposed = False
+
+    def guard_git_links(self, root: Path, nested: tuple[str, ...], git_writable: bool) -> None:
+        """Undo second names of git-dir files (``tools.git_dirs``) before a command with a read-only ``.git``.
+
+        Done at the run's first command and after any command that ran with
+        ``.git`` writable or absent (it may have made the repository and linked
+        its files elsewhere).
+        """
+        owner = self._owner or self
+        key = os.path.realpath(root)
+        with owner._lock:
+            needed = not git_writable and (key not in owner._links_checked or owner._git_exposed)
+            if needed:
+                owner._links_checked.add(key)
+                owner._git_exposed = False
+            if git_writable or not os.path.lexists(os.path.join(key, ".git")):
+                owner._git_exposed = True
+        if needed:
+            separate_git_links(git_dirs(key, nested))
 
     def nested_git(self, root: Path) -> tuple[str, ...]:
         """Nested repositories of the workspace, found once per run (read-only like its own .git)."""
@@ -466,6 +442,7 @@ def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Pa
                             "[sandbox] network = true in your user configuration to run them with the network.")
         label = f"{SANDBOXED}, {NETWORK_OFF_LABEL}"
     nested = () if policy.git_writable else sandbox.nested_git(workspace)
+    sandbox.guard_git_links(workspace, nested, policy.git_writable)
     flags = sandbox_flags(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested)
     return [box.path, *flags, "--", *argv], label, {"TMPDIR": "/tmp"}
 
