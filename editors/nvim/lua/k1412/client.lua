@@ -108,8 +108,10 @@ function M.run_task(task, bufnr)
     return nil
   end
   local args = { task = task }
-  local model = config.settings().model
-  if model then
+  -- The client's merged settings: vim.g.k1412 under the user's explicit vim.lsp.config values.
+  local section = type(client.settings) == 'table' and client.settings[C.SETTINGS_SECTION] or nil
+  local model = type(section) == 'table' and section[C.SETTING_MODEL] or config.settings().model
+  if type(model) == 'string' and model ~= '' then
     args.model = model
   end
   return start(client, C.CMD_RUN_TASK, args, bufnr)

@@ -45,16 +45,62 @@ function M.server_settings()
   return out
 end
 
+--- The user's explicit server settings from a `vim.lsp.config('k1412', { init_options = …, settings = … })`
+--- table: `settings.k1412` first, then `init_options` (flat, or nested under `k1412`) over it.
+--- @param init_options table?
+--- @param settings table?
+--- @return table<string, any>
+function M.explicit(init_options, settings)
+  local out = {}
+  local section = type(settings) == 'table' and settings[C.SETTINGS_SECTION] or nil
+  if type(section) == 'table' then
+    out = vim.tbl_extend('force', out, section)
+  end
+  if type(init_options) == 'table' then
+    local flat = vim.deepcopy(init_options)
+    local nested = flat[C.SETTINGS_SECTION]
+    flat[C.SETTINGS_SECTION] = nil
+    out = vim.tbl_extend('force', out, flat)
+    if type(nested) == 'table' then
+      out = vim.tbl_extend('force', out, nested)
+    end
+  end
+  return out
+end
+
+--- The settings a server gets: `vim.g.k1412` with the user's explicit `vim.lsp.config` values over it.
+--- @param explicit table<string, any>?
+--- @return table<string, any>
+function M.effective(explicit)
+  local merged = vim.tbl_extend('force', M.server_settings(), explicit or {})
+  local path = merged[C.SETTING_CONFIG_PATH]
+  if type(path) == 'string' and vim.trim(path) ~= '' then
+    merged[C.SETTING_CONFIG_PATH] = vim.fs.normalize(vim.trim(path))
+  end
+  return merged
+end
+
+--- The explicit values of the resolved `vim.lsp.config('k1412')` (what :checkhealth shows).
+--- @return table<string, any>
+function M.configured_explicit()
+  local ok, resolved = pcall(function()
+    return vim.lsp.config[C.CLIENT_NAME]
+  end)
+  if not ok or type(resolved) ~= 'table' then
+    return {}
+  end
+  return M.explicit(resolved.init_options, resolved.settings)
+end
+
 --- The config for `vim.lsp.config('k1412', …)`; `lsp/k1412.lua` returns it.
---- `filetypes` stays nil so the agent attaches to every file.
+--- `filetypes` stays nil so the agent attaches to every file. `init_options` stays nil and `settings`
+--- empty: whatever a user puts there with `vim.lsp.config` is theirs, and wins over `vim.g.k1412`.
 --- @return vim.lsp.Config
 function M.lsp_config()
-  local settings = M.server_settings()
   return {
     cmd = M.settings().cmd,
     root_markers = vim.deepcopy(C.ROOT_MARKERS),
-    init_options = settings,
-    settings = { [C.SETTINGS_SECTION] = settings },
+    settings = {},
     handlers = {
       [C.NOTIFY_EVENT] = function(err, event, ctx)
         return require('k1412.events').handler(err, event, ctx)
@@ -67,12 +113,21 @@ function M.lsp_config()
       end,
     },
     before_init = function(params, config)
-      -- Read vim.g.k1412 at start time, not when this file was first loaded.
-      local fresh = M.server_settings()
+      -- vim.g.k1412 is read at start time, not when this file was first loaded; the user's explicit
+      -- vim.lsp.config values win over it. The config is this client's own copy (vim.lsp deep-copies it).
+      local explicit = M.explicit(config.init_options, config.settings)
+      config[M.EXPLICIT_KEY] = explicit
+      local fresh = M.effective(explicit)
       params.initializationOptions = fresh
-      config.settings = { [C.SETTINGS_SECTION] = fresh }
+      -- client.settings is this same table (when it is non-nil): update it in place so
+      -- didChangeConfiguration and workspace/configuration answer with the merged values.
+      config.settings = config.settings or {}
+      config.settings[C.SETTINGS_SECTION] = fresh
     end,
   }
 end
+
+--- Where before_init keeps the user's explicit values on the client's config (setup() reuses them).
+M.EXPLICIT_KEY = '_k1412_explicit'
 
 return M

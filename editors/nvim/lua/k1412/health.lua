@@ -30,7 +30,20 @@ function M.check()
   local health = vim.health
   local config = require('k1412.config')
   local C = require('k1412.constants')
+  -- What a server would start with: vim.g.k1412 under the user's explicit vim.lsp.config values.
   local settings = config.settings()
+  local explicit = config.configured_explicit()
+  local effective = config.effective(explicit)
+  settings.model = effective[C.SETTING_MODEL]
+  settings.configPath = effective[C.SETTING_CONFIG_PATH]
+  settings.user = effective[C.SETTING_USER]
+  local resolved_ok, resolved = pcall(function() return vim.lsp.config[C.CLIENT_NAME] end)
+  if resolved_ok and type(resolved) == 'table' and type(resolved.cmd) == 'table' and #resolved.cmd > 0 then
+    settings.cmd = resolved.cmd
+  end
+  local function origin(key)
+    return explicit[key] ~= nil and "vim.lsp.config('k1412')" or 'vim.g.k1412'
+  end
 
   health.start('K1412 server')
   if vim.fn.has('nvim-0.11') == 0 then
@@ -55,9 +68,10 @@ function M.check()
   health.start('K1412 settings')
   if settings.configPath then
     if vim.uv.fs_stat(settings.configPath) then
-      health.ok('configPath: ' .. settings.configPath)
+      health.ok(('configPath: %s (from %s)'):format(settings.configPath, origin(C.SETTING_CONFIG_PATH)))
     else
-      health.error('configPath does not exist: ' .. settings.configPath, { 'Fix vim.g.k1412.configPath or remove it.' })
+      health.error('configPath does not exist: ' .. settings.configPath,
+        { ('Fix configPath in %s or remove it.'):format(origin(C.SETTING_CONFIG_PATH)) })
     end
   else
     health.info('configPath not set: the server uses $K1412_CONFIG, <workspace>/.k1412/config.toml or its defaults')
@@ -76,7 +90,11 @@ function M.check()
     end
     local out, err = run(models_cmd)
     local ok, models = pcall(vim.json.decode, out or '')
-    if not out then
+    if not out and settings.configPath and vim.uv.fs_stat(settings.configPath) then
+      -- The file exists but the server refuses it: every run would fail the same way.
+      health.error('the server refuses configPath ' .. settings.configPath .. ': ' .. err,
+        { 'Fix the file (the message names the key), or point configPath elsewhere.' })
+    elseif not out then
       health.warn('could not list the models: ' .. err)
     elseif not ok or type(models) ~= 'table' then
       health.warn('`' .. table.concat(models_cmd, ' ') .. '` did not print a JSON list of models')
@@ -88,10 +106,10 @@ function M.check()
       health.ok('models: ' .. table.concat(ids, ', '))
       catalogue_checked = true
       if settings.model and vim.tbl_contains(ids, settings.model) then
-        health.ok('model: ' .. settings.model)
+        health.ok(('model: %s (from %s)'):format(settings.model, origin(C.SETTING_MODEL)))
       elseif settings.model then
         health.error(('configured model `%s` is not in the catalogue'):format(settings.model),
-          { 'Set vim.g.k1412.model to one of: ' .. table.concat(ids, ', ') })
+          { ('Set model in %s to one of: '):format(origin(C.SETTING_MODEL)) .. table.concat(ids, ', ') })
       end
     end
   end

@@ -4,15 +4,30 @@
 local M = {}
 
 --- Update the settings (merged into `vim.g.k1412`) and tell running servers about them.
+--- Values given explicitly with `vim.lsp.config('k1412', { init_options = …, settings = … })` still win;
+--- a key set both ways is named in a warning.
 --- @param opts { model: string?, configPath: string?, user: string?, confirmEdits: boolean?, cmd: string[]? }?
 function M.setup(opts)
   local current = type(vim.g.k1412) == 'table' and vim.g.k1412 or {}
   vim.g.k1412 = vim.tbl_extend('force', current, opts or {})
   local C = require('k1412.constants')
-  local settings = require('k1412.config').server_settings()
+  local config = require('k1412.config')
+  local shadowed = {}
   for _, client in ipairs(vim.lsp.get_clients({ name = C.CLIENT_NAME })) do
-    client.settings = { [C.SETTINGS_SECTION] = settings }
+    local explicit = client.config[config.EXPLICIT_KEY] or {}
+    for key in pairs(opts or {}) do
+      if explicit[key] ~= nil and not vim.tbl_contains(shadowed, key) then
+        shadowed[#shadowed + 1] = key
+      end
+    end
+    client.settings = client.settings or {}
+    client.settings[C.SETTINGS_SECTION] = config.effective(explicit)
     client:notify('workspace/didChangeConfiguration', { settings = client.settings })
+  end
+  if #shadowed > 0 then
+    table.sort(shadowed)
+    vim.notify(('K1412: %s set by vim.lsp.config(\'k1412\', …), which wins over setup() and vim.g.k1412.')
+      :format(table.concat(shadowed, ', ')), vim.log.levels.WARN)
   end
 end
 
