@@ -42,7 +42,7 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
         ctx = ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws),
                           services={"sandbox": sandbox, "changes": changes})
         registry.execute("run_command", {"command": "true"}, ctx)  # warm-up: sandbox probe, imports
-        boxed, _, env = confined_argv(["bash", "-c", "true"], sandbox, ws, ws)
+        boxed, _, env, _release = confined_argv(["bash", "-c", "true"], sandbox, ws, ws)
         bare: list[float] = []
         box: list[float] = []
         tool: list[float] = []

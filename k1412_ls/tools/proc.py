@@ -127,9 +127,11 @@ def _launcher(argv: list[str], cgroup_procs: str | None) -> tuple[list[str], Cal
 class ProcessHandle:
     """A running child: its output is drained continuously; kill it and its whole group at will."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], sandbox_label: str, cap: ProcessCap | None = None) -> None:
+    def __init__(self, popen: subprocess.Popen[bytes], sandbox_label: str, cap: ProcessCap | None = None,
+                 after_exit: Callable[[], None] | None = None) -> None:
         self.popen = popen
         self.cap = cap
+        self._after_exit = after_exit
         self.pid = popen.pid
         self.sandbox = sandbox_label
         self.started = time.monotonic()
@@ -183,6 +185,8 @@ class ProcessHandle:
         if self.cap is not None:
             # Anything that left the process group (and, without a PID namespace, survived) dies here.
             self.cap.close()
+        if self._after_exit is not None:
+            self._after_exit()
         self.ended = time.monotonic()
         self.exited.set()
 
@@ -242,9 +246,10 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
     full = list(argv)
     child_env = dict(env)
     label = K1412_HELPER
+    release: Callable[[], None] | None = None
     cap = ProcessCap(sandbox.policy.max_processes if sandbox is not None else DEFAULT_MAX_PROCESSES)
     if sandbox is not None:
-        full, label, overrides = confined_argv(full, sandbox, workspace or cwd, cwd, network)
+        full, label, overrides, release = confined_argv(full, sandbox, workspace or cwd, cwd, network)
         child_env.update(overrides)
     procs = cap.prepare()
     full, preexec = _launcher(full, procs)
@@ -258,9 +263,11 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
         )
     except OSError as exc:
         cap.close()
+        if release is not None:
+            release()
         raise ToolError(f"The process could not be started ({exc.strerror or type(exc).__name__}); "
                         "check the command and working directory.") from None
-    handle = ProcessHandle(popen, label, cap)
+    handle = ProcessHandle(popen, label, cap, after_exit=release)
     cap.start(popen.pid, on_trip=lambda: handle.signal_group(signal.SIGKILL))
     return handle
 

@@ -34,10 +34,12 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from k1412_ls.tools.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
+from k1412_ls.tools.mounts import PLACEHOLDERS, MountPlan, inside
 from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES
 from k1412_ls.tools.registry import ToolError
 from k1412_ls.tools.trusted import trusted_program
@@ -195,10 +197,6 @@ def _config_dir() -> Path:
     return Path(xdg) / "k1412"
 
 
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 def _installation_paths() -> list[str]:
     """Where K1412 and its interpreter live: read-only to commands wherever they are."""
     import k1412_ls
@@ -224,34 +222,6 @@ def host_unix_sockets() -> list[str]:
     return sorted(paths)
 
 
-@dataclass
-class MountPlan:
-    """The bubblewrap arguments for one command, built in mount order (later mounts cover earlier)."""
-
-    writable: list[str] = field(default_factory=list)
-    flags: list[str] = field(default_factory=list)
-
-    def _exists(self, path: str) -> bool:
-        return os.path.lexists(path)
-
-    def bind(self, path: str) -> None:
-        self.flags += ["--bind", path, path]
-        self.writable.append(path)
-
-    def read_only(self, path: str) -> None:
-        if any(_inside(path, root) for root in self.writable) and os.path.exists(path):
-            self.flags += ["--ro-bind", path, path]
-
-    def hide(self, path: str, keep: list[str]) -> None:
-        """Cover ``path`` unless it holds a path the command needs (the workspace, its cwd)."""
-        if not self._exists(path) or any(_inside(k, path) for k in keep):
-            return
-        if os.path.isdir(path) and not os.path.islink(path):
-            self.flags += ["--tmpfs", path, "--remount-ro", path]
-        elif os.path.isfile(path) or os.path.islink(path) or os.path.exists(path):
-            self.flags += ["--ro-bind", "/dev/null", path]
-
-
 @dataclass(frozen=True)
 class FixedPaths:
     """The resolved paths every command of a run protects or hides (computed once per run)."""
@@ -259,12 +229,14 @@ class FixedPaths:
     protected: tuple[str, ...]
     hidden: tuple[str, ...]
     run_dirs: tuple[str, ...]
+    path_dirs: tuple[str, ...] = ()  # PATH entries: read-only, and kept from being created (tools.mounts)
 
 
 def fixed_paths(policy: SandboxPolicy) -> FixedPaths:
     home = _home()
     protected = [str(home / name) for name in STARTUP_FILES]
-    protected += [p for p in os.environ.get("PATH", "").split(":") if p.startswith("/")]
+    path_dirs = [os.path.realpath(p) for p in os.environ.get("PATH", "").split(":") if p.startswith("/")]
+    protected += path_dirs
     protected += _installation_paths()
     hidden = [*hidden_paths(), str(_config_dir()), *(str(home / name) for name in SECRET_PATHS)]
     hidden += [os.path.expanduser(p) for p in policy.hidden]
@@ -273,12 +245,19 @@ def fixed_paths(policy: SandboxPolicy) -> FixedPaths:
         protected=tuple(dict.fromkeys(os.path.realpath(p) for p in protected)),
         hidden=tuple(dict.fromkeys(os.path.realpath(p) for p in hidden)),
         run_dirs=tuple(dict.fromkeys(os.path.realpath(p) for p in run_dirs if p and os.path.isdir(p))),
+        path_dirs=tuple(dict.fromkeys(path_dirs)),
     )
 
 
 def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Path, network: bool,
                   fixed: FixedPaths | None = None, nested_git: tuple[str, ...] = ()) -> list[str]:
     """Everything between ``bwrap`` and the command: mounts, namespaces, working directory."""
+    return sandbox_plan(policy, workspace, cwd, tmp_dir, network, fixed, nested_git).flags
+
+
+def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Path, network: bool,
+                 fixed: FixedPaths | None = None, nested_git: tuple[str, ...] = ()) -> MountPlan:
+    """The mounts of :func:`sandbox_flags`, with the placeholder directories they make."""
     fixed = fixed or fixed_paths(policy)
     root = os.path.realpath(workspace)
     real_cwd = os.path.realpath(cwd)
@@ -309,6 +288,8 @@ def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pa
                 plan.read_only(target)
     for path in fixed.protected:
         plan.read_only(path)
+    for path in fixed.path_dirs:
+        plan.read_only_dir(path)
     for path in fixed.hidden:
         plan.hide(path, keep)
     if not network:
@@ -316,12 +297,12 @@ def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pa
             plan.hide(path, keep)
         covered = [*fixed.run_dirs, *fixed.hidden]
         for sock in host_unix_sockets():
-            if any(_inside(sock, d) for d in covered if os.path.isdir(d)):
+            if any(inside(sock, d) for d in covered if os.path.isdir(d)):
                 continue  # already out of sight (and a read-only tmpfs cannot take a mount point)
-            if os.path.exists(sock) and (not _inside(sock, "/tmp") or any(_inside(sock, w) for w in plan.writable)):
+            if os.path.exists(sock) and (not inside(sock, "/tmp") or any(inside(sock, w) for w in plan.writable)):
                 plan.flags += ["--ro-bind", "/dev/null", sock]
     plan.flags += ["--chdir", real_cwd]
-    return plan.flags
+    return plan
 
 
 # K1412's own readers (ripgrep for search_files): no network or processes to contain, only what they may read.
@@ -422,15 +403,16 @@ class RunSandbox:
 
 
 def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Path,
-                  network: bool | None = None) -> tuple[list[str], str, dict[str, str]]:
-    """``argv`` wrapped in bubblewrap per the run's policy; its label; environment overrides.
+                  network: bool | None = None) -> tuple[list[str], str, dict[str, str], Callable[[], None]]:
+    """``argv`` wrapped in bubblewrap per the run's policy; its label; environment overrides; what to call
+    once the command has ended (it removes placeholder directories, see ``tools.mounts``).
 
     Raises :class:`ToolError` (one sentence) when the command cannot run as confined as the policy says.
     """
     policy = sandbox.policy
     net = policy.network if network is None else network
     if policy.mode == "off":
-        return argv, UNSANDBOXED_BY_USER, {}
+        return argv, UNSANDBOXED_BY_USER, {}, _nothing
     box = bubblewrap()
     if box.path is None:
         raise refusal(box)
@@ -443,8 +425,14 @@ def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Pa
         label = f"{SANDBOXED}, {NETWORK_OFF_LABEL}"
     nested = () if policy.git_writable else sandbox.nested_git(workspace)
     sandbox.guard_git_links(workspace, nested, policy.git_writable)
-    flags = sandbox_flags(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested)
-    return [box.path, *flags, "--", *argv], label, {"TMPDIR": "/tmp"}
+    plan = sandbox_plan(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested)
+    made = list(plan.placeholders)
+    PLACEHOLDERS.acquire(made)
+    return [box.path, *plan.flags, "--", *argv], label, {"TMPDIR": "/tmp"}, functools.partial(PLACEHOLDERS.release, made)
+
+
+def _nothing() -> None:
+    return None
 
 
 __all__ = ["BASE_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES", "UNSANDBOXED_BY_USER",

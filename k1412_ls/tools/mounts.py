@@ -1,0 +1,115 @@
+"""The mounts of one command's sandbox, in order, and the placeholder directories some of them need.
+
+A path the sandbox must keep read-only may not exist yet when a command
+starts: a ``PATH`` entry such as ``ws/.venv/bin`` in a workspace without a
+venv. Left alone, the command could create it and plant ``git`` there for the
+user's next shell. So it is covered by an empty read-only tmpfs; bubblewrap
+makes the missing directories as mount points (on the host too, since they lie
+in a bound directory), and they are removed again, if still empty, when the
+last command that needed them ends (:class:`Placeholders`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+
+
+def inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def missing_components(path: str) -> list[str] | None:
+    """The directories from the first missing one down to ``path``; None unless the rest is a plain directory."""
+    missing: list[str] = []
+    current = path
+    while not os.path.lexists(current):
+        missing.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+    if not missing or not os.path.isdir(current) or os.path.islink(current):
+        return None
+    return list(reversed(missing))
+
+
+@dataclass
+class MountPlan:
+    """The bubblewrap arguments for one command, built in mount order (later mounts cover earlier)."""
+
+    writable: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    placeholders: list[str] = field(default_factory=list)  # read-only paths made as empty mount points
+
+    def bind(self, path: str) -> None:
+        self.flags += ["--bind", path, path]
+        self.writable.append(path)
+
+    def read_only(self, path: str) -> None:
+        if any(inside(path, root) for root in self.writable) and os.path.exists(path):
+            self.flags += ["--ro-bind", path, path]
+
+    def read_only_dir(self, path: str) -> None:
+        """Like :meth:`read_only`, and a directory that does not exist yet becomes an empty read-only one."""
+        if os.path.lexists(path) or not any(inside(path, root) for root in self.writable):
+            self.read_only(path)
+        elif missing_components(path) is not None:
+            self.flags += ["--tmpfs", path, "--remount-ro", path]
+            self.placeholders.append(path)
+
+    def hide(self, path: str, keep: list[str]) -> None:
+        """Cover ``path`` unless it holds a path the command needs (the workspace, its cwd)."""
+        if not os.path.lexists(path) or any(inside(k, path) for k in keep):
+            return
+        if os.path.isdir(path) and not os.path.islink(path):
+            self.flags += ["--tmpfs", path, "--remount-ro", path]
+        else:
+            self.flags += ["--ro-bind", "/dev/null", path]
+
+
+class Placeholders:
+    """Directories made as mount points for missing read-only paths, counted per path across commands.
+
+    The first command that needs ``path`` records which of its directories were
+    missing; when the last one ends they are removed deepest first, each only if
+    empty (``rmdir``), so nothing a user or command put there is lost.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[str, tuple[int, list[str]]] = {}
+
+    def acquire(self, paths: list[str]) -> None:
+        with self._lock:
+            for path in paths:
+                count, made = self._held.get(path, (0, []))
+                if count == 0:
+                    made = missing_components(path) or []
+                self._held[path] = (count + 1, made)
+
+    def release(self, paths: list[str]) -> None:
+        with self._lock:
+            for path in paths:
+                count, made = self._held.get(path, (0, []))
+                if count > 1:
+                    self._held[path] = (count - 1, made)
+                    continue
+                self._held.pop(path, None)
+                for directory in reversed(made):
+                    if any(inside(other, directory) for other in self._held):
+                        break  # another held placeholder lives below: keep the way to it
+                    try:
+                        os.rmdir(directory)
+                    except OSError:
+                        break
+
+    def held(self) -> list[str]:
+        with self._lock:
+            return sorted(self._held)
+
+
+PLACEHOLDERS = Placeholders()
+
+__all__ = ["PLACEHOLDERS", "MountPlan", "Placeholders", "inside", "missing_components"]
