@@ -28,6 +28,28 @@ class ProviderSpec(BaseModel):
     max_retries: int = Field(default=2, ge=0, le=10)
 
 
+class Pricing(BaseModel):
+    """What a provider charges, per million tokens (``pricing = { input, cached_input, output, currency }``).
+
+    ``input`` prices prompt tokens the provider computed, ``cached_input`` prompt tokens it served from
+    its prompt cache, ``output`` completion tokens (reasoning tokens included: providers count them there).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+    output: float = Field(ge=0)
+    # Budgets and sums add amounts, so one currency for every model; a price list in another one must
+    # be converted by whoever writes it.
+    currency: Literal["USD"] = "USD"
+
+    @property
+    def cached(self) -> float:
+        """The cached-prompt price; a price list without one charges cached tokens as ordinary input."""
+        return self.input if self.cached_input is None else self.cached_input
+
+
 class ModelSpec(BaseModel):
     """The single source of truth for one model the agent can use."""
 
@@ -42,7 +64,25 @@ class ModelSpec(BaseModel):
     max_output_tokens: int = Field(default=4096, gt=0)
     max_iterations: int = Field(default=30, gt=0, le=1000)
     context_chars: int = Field(default=120_000, gt=0)
+    # None: unpriced (cost is reported as unknown, never guessed).
+    pricing: Pricing | None = None
 
+
+class BudgetSpec(BaseModel):
+    """Per-run limits (``[budget]``); ``k1412 run --max-cost/--max-tokens`` override them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_cost: float | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+
+
+# Local models run on the user's own machine: nothing to pay per token.
+_FREE: dict[str, float] = {"input": 0.0, "cached_input": 0.0, "output": 0.0}
+# DeepSeek's published USD list price for deepseek-v4-pro (Models & Pricing page, as of November 2026),
+# at its peak-hour rate: off-peak hours bill half of it, so a run's amount is an upper bound and a
+# max_cost budget never under-counts (docs/cost.md).
+_DEEPSEEK_V4_PRO: dict[str, float] = {"input": 1.32, "cached_input": 0.044, "output": 3.96}
 
 BUILTIN_PROVIDERS: dict[str, dict[str, Any]] = {
     "openai": {"base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY"},
@@ -62,6 +102,7 @@ BUILTIN_MODELS: dict[str, dict[str, Any]] = {
         "max_output_tokens": 4096,
         "max_iterations": 30,
         "context_chars": 60_000,
+        "pricing": _FREE,
     },
     "terra": {
         "provider": "local",
@@ -70,6 +111,7 @@ BUILTIN_MODELS: dict[str, dict[str, Any]] = {
         "max_output_tokens": 8192,
         "max_iterations": 40,
         "context_chars": 120_000,
+        "pricing": _FREE,
     },
     "sol": {
         "provider": "local",
@@ -80,6 +122,7 @@ BUILTIN_MODELS: dict[str, dict[str, Any]] = {
         "max_output_tokens": 16384,
         "max_iterations": 50,
         "context_chars": 200_000,
+        "pricing": _FREE,
     },
     "deepseek-v4-pro": {
         "provider": "deepseek",
@@ -90,6 +133,7 @@ BUILTIN_MODELS: dict[str, dict[str, Any]] = {
         "max_output_tokens": 32768,
         "max_iterations": 60,
         "context_chars": 400_000,
+        "pricing": _DEEPSEEK_V4_PRO,
     },
 }
 
@@ -140,6 +184,7 @@ class K1412Config(BaseModel):
     models: dict[str, ModelSpec] = Field(default_factory=dict)
     sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
     approval: ApprovalSpec = Field(default_factory=ApprovalSpec)
+    budget: BudgetSpec = Field(default_factory=BudgetSpec)
     source: str = Field(default="built-in defaults", exclude=True)
 
     def model_spec(self, model_id: str | None = None) -> ModelSpec:
@@ -180,6 +225,12 @@ def build_config(data: dict[str, Any], source: str = "built-in defaults") -> K14
     raw = dict(data)
     raw["providers"] = _merge(BUILTIN_PROVIDERS, raw.get("providers") or {})
     raw["models"] = _merge(BUILTIN_MODELS, raw.get("models") or {})
+    for model_id, override in (data.get("models") or {}).items():
+        merged = raw["models"].get(model_id)
+        if model_id in BUILTIN_MODELS and isinstance(override, dict) and isinstance(merged, dict) \
+                and "pricing" not in override and _serves_another_model(BUILTIN_MODELS[model_id], override):
+            # A built-in id pointed at another model or provider keeps no built-in price: unpriced, not guessed.
+            merged.pop("pricing", None)
     for model_id, model in raw["models"].items():
         if isinstance(model, dict):
             model["id"] = model_id
@@ -195,6 +246,10 @@ def build_config(data: dict[str, Any], source: str = "built-in defaults") -> K14
                 f"'{spec.provider}'."
             )
     return config
+
+
+def _serves_another_model(builtin: dict[str, Any], override: dict[str, Any]) -> bool:
+    return any(key in override and override[key] != builtin.get(key) for key in ("provider", "provider_model"))
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -235,11 +290,26 @@ def _over_user_confinement(data: dict[str, Any]) -> dict[str, Any]:
     ws_approval = data.get("approval", {})
     if not isinstance(ws_sandbox, dict) or not isinstance(ws_approval, dict):
         return data  # build_config reports the type error
+    budget = _stricter_budget(user.get("budget"), data.get("budget"))
+    if budget is not None:
+        data = {**data, "budget": budget}
     sandbox = {**user_sandbox, **{k: v for k, v in ws_sandbox.items() if k != "hidden"}}
     sandbox["hidden"] = _joined(user_sandbox.get("hidden", []), ws_sandbox.get("hidden", []))
     approval = {**user_approval, **{k: v for k, v in ws_approval.items() if k != "rules"}}
     approval["rules"] = _joined(user_approval.get("rules", []), ws_approval.get("rules", []))
     return {**data, "sandbox": sandbox, "approval": approval}
+
+
+def _stricter_budget(user: Any, workspace: Any) -> Any:
+    """The user's [budget] with a workspace file's limits applied only where they are lower."""
+    if not isinstance(user, dict) or not isinstance(workspace, dict):
+        return workspace if isinstance(workspace, dict) or not isinstance(user, dict) else user
+    merged = dict(user)
+    for key, value in workspace.items():
+        mine = merged.get(key)
+        both_numbers = isinstance(value, int | float) and isinstance(mine, int | float)
+        merged[key] = min(value, mine) if both_numbers else (value if mine is None else mine)
+    return merged
 
 
 def _joined(first: Any, second: Any) -> Any:
@@ -303,6 +373,13 @@ def check_workspace_config(data: dict[str, Any], path: Path) -> None:
     from urllib.parse import urlsplit
 
     _check_workspace_restrictions(data, path)
+    for model_id, model in (data.get("models") or {}).items() if isinstance(data.get("models"), dict) else ():
+        if isinstance(model, dict) and "pricing" in model:
+            # Prices drive budgets: a cloned repository must not make a paid model look free.
+            raise ConfigError(
+                f"{path} (a workspace file, which is not trusted with prices) may not set "
+                f"'models.{model_id}.pricing'; put prices in $XDG_CONFIG_HOME/k1412/config.toml or pass --config."
+            )
     providers = data.get("providers") or {}
     if not isinstance(providers, dict):
         return  # build_config reports the type error
@@ -341,9 +418,11 @@ def api_key_for(provider: ProviderSpec, provider_name: str) -> str | None:
 __all__ = [
     "ApprovalRuleSpec",
     "ApprovalSpec",
+    "BudgetSpec",
     "ConfigError",
     "K1412Config",
     "ModelSpec",
+    "Pricing",
     "ProviderSpec",
     "SandboxSpec",
     "api_key_for",

@@ -36,8 +36,18 @@ async def test_final_answer_text_and_usage(stream: bool) -> None:
     assert reply.content == "All done: hello.txt holds the greeting."
     assert reply.tool_calls == []
     assert reply.finish_reason == "stop"
-    assert reply.usage.as_dict() == {"prompt_tokens": 42, "completion_tokens": 7, "reasoning_tokens": 0}
+    assert reply.usage.as_dict() == {"prompt_tokens": 42, "completion_tokens": 7, "reasoning_tokens": 0,
+                                     "cached_tokens": 0}
     assert server.chat_requests[0]["body"].get("stream", False) is stream
+
+
+@STREAM_MODES
+@pytest.mark.parametrize("field", ["cached_tokens", "prompt_cache_hit_tokens"], ids=["openai", "deepseek"])
+async def test_cached_prompt_tokens_are_read_from_each_providers_field(stream: bool, field: str) -> None:
+    usage = {"prompt_tokens": 1000, "completion_tokens": 50, "reasoning_tokens": 20, field: 800}
+    reply, _ = await complete([{"content": "ok", "usage": usage}], stream=stream)
+    assert reply.usage.as_dict() == {"prompt_tokens": 1000, "completion_tokens": 50, "reasoning_tokens": 20,
+                                     "cached_tokens": 800}
 
 
 @STREAM_MODES
@@ -63,7 +73,8 @@ async def test_reasoning_tokens_are_counted(stream: bool) -> None:
         [{"content": "ok", "usage": {"prompt_tokens": 100, "completion_tokens": 60, "reasoning_tokens": 45}}],
         stream=stream,
     )
-    assert reply.usage.as_dict() == {"prompt_tokens": 100, "completion_tokens": 60, "reasoning_tokens": 45}
+    assert reply.usage.as_dict() == {"prompt_tokens": 100, "completion_tokens": 60, "reasoning_tokens": 45,
+                                     "cached_tokens": 0}
 
 
 @STREAM_MODES

@@ -137,8 +137,8 @@ async def test_usage_wherever_it_comes_or_not_at_all(usage: str | None) -> None:
     step = {"content": "ok", "usage": {"prompt_tokens": 30, "completion_tokens": 4, "reasoning_tokens": 2},
             "quirks": {"usage": usage} if usage else {}}
     reply, _ = await complete([step])
-    expected = {"prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0} if usage == "none" else \
-        {"prompt_tokens": 30, "completion_tokens": 4, "reasoning_tokens": 2}
+    expected = {"prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0, "cached_tokens": 0} \
+        if usage == "none" else {"prompt_tokens": 30, "completion_tokens": 4, "reasoning_tokens": 2, "cached_tokens": 0}
     assert reply.usage.as_dict() == expected
 
 

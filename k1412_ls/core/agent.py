@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from k1412_ls.config import ModelSpec
+from k1412_ls.core.cost import Cost, RunMeter, budget_sentence
 from k1412_ls.core.digest import run_digest
 from k1412_ls.core.events import Emitter
 from k1412_ls.core.model_port import (
@@ -74,6 +75,9 @@ class AgentLoop:
     # The run's context budget, shared with its sub-agents (a window a provider states holds for all).
     budget: ContextBudget | None = None
     usage: Usage = field(default_factory=Usage)
+    # Tokens, cost and budget of the whole run (shared with sub-agents); ``cost`` is this agent's own part.
+    meter: RunMeter | None = None
+    cost: Cost = field(default_factory=Cost)
     _task: str = ""
     iterations: int = 0
     rejections: int = 0
@@ -88,11 +92,16 @@ class AgentLoop:
         self._task = task if isinstance(task, str) else ""
         window = self.window = ContextWindow(messages, len(messages), self.budget, self._digest,
                                              schemas_chars(schemas), self.emit)
+        if self.meter is not None and self.meter.pricing is None:
+            self.cost = Cost(0.0, False)
         while self.iterations < self.max_iterations:
+            self._check_budget()
             self.iterations += 1
             reply = await self._request(schemas)
             if reply.tool_calls:
                 calls = unique_call_ids(reply.tool_calls, self.iterations)
+                # The call that crossed the budget is paid for, but its tools do not run: nothing half done.
+                self._check_budget(dropped=calls)
                 reply.tool_calls = calls
                 window.append(reply.assistant_message(self.model.carries_reasoning))
                 outcomes = await self.scheduler.run_batch(calls, self.ctx)
@@ -154,13 +163,30 @@ class AgentLoop:
             self.window.at_minimum = False
             self.budget.note_accepted(sent)
             self.usage.add(reply.usage)
+            accounting: dict[str, Any] = {}
+            if self.meter is not None:
+                spent = self.meter.charge(reply.usage)
+                self.cost = self.cost + spent
+                accounting = {"cost": spent.as_dict(), "run": self.meter.snapshot()}
             self.emit("model.responded", {
                 "iteration": self.iterations, "ok": True, "finish_reason": reply.finish_reason,
                 "content": reply.content[:CONTENT_EXCERPT],
                 "tool_calls": [{"id": c.id, "name": c.name} for c in reply.tool_calls],
-                "usage": reply.usage.as_dict(),
+                "usage": reply.usage.as_dict(), **accounting,
             })
             return reply
+
+    def _check_budget(self, dropped: list[ToolCall] | None = None) -> None:
+        """End the run ``unverified`` once its cost or token budget is reached, naming the budget."""
+        reached = self.meter.exhausted() if self.meter is not None else None
+        if reached is None:
+            return
+        state = self.gate.state()
+        self.emit("budget.exhausted", {**reached, "iterations": self.iterations,
+                                       "dropped_tool_calls": [c.name for c in dropped or []], **state})
+        missing = "; ".join(state["missing"])
+        unproven = f" Not verified: {missing}." if missing else ""
+        raise RunUnverified(f"Stopped because {budget_sentence(reached)}.{unproven}")
 
     def _spec(self) -> ModelSpec:
         """The model spec for the next request: the output cap a provider's window forced, if any."""
@@ -185,6 +211,7 @@ class AgentLoop:
         verdict = self.gate.check(reply.content)
         if verdict.complete:
             raise RunCompleted(reply.content)
+        self._check_budget()  # no budget left to be told what is missing
         self.rejections += 1
         state = {"required": verdict.required, "satisfied": verdict.satisfied, "missing": verdict.missing}
         if self.rejections > self.gate.max_rejections:

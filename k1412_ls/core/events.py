@@ -51,6 +51,8 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "plan.updated",
         "approval.requested",
         "approval.decided",
+        # A run's cost or token budget was reached; the run ends unverified (k1412_ls/core/cost.py).
+        "budget.exhausted",
     }
 )
 

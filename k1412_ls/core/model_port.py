@@ -21,20 +21,33 @@ class ToolCall:
 
 @dataclass
 class Usage:
+    """Tokens as the provider counted them.
+
+    ``cached_tokens`` is the part of ``prompt_tokens`` served from the provider's prompt cache and
+    ``reasoning_tokens`` the part of ``completion_tokens`` spent on hidden reasoning.
+    """
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reasoning_tokens: int = 0
+    cached_tokens: int = 0
 
     def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.reasoning_tokens += other.reasoning_tokens
+        self.cached_tokens += other.cached_tokens
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
 
     def as_dict(self) -> dict[str, int]:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "reasoning_tokens": self.reasoning_tokens,
+            "cached_tokens": self.cached_tokens,
         }
 
 

@@ -24,6 +24,8 @@ class RunResult:
                                                            "reasoning_tokens": 0})
     events_path: str = ""
     conversation: str | None = None
+    # Usage × the model's pricing, root and sub-agents together (k1412_ls/core/cost.py).
+    cost: dict[str, Any] = field(default_factory=lambda: {"amount": 0.0, "currency": "USD", "priced": False})
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -34,6 +36,7 @@ class RunResult:
             "files_changed": self.files_changed,
             "iterations": self.iterations,
             "usage": self.usage,
+            "cost": self.cost,
             "events_path": self.events_path,
             "conversation": self.conversation,
         }

@@ -95,19 +95,30 @@ def _as_int(value: Any) -> int:
         return 0
 
 
+def _detail(raw: Any, group: str, name: str) -> Any:
+    details = _extra(raw, group)
+    if isinstance(details, dict):
+        return details.get(name)
+    return getattr(details, name, None) if details is not None else None
+
+
 def usage_of(raw: Any) -> Usage:
-    """Token usage, including ``completion_tokens_details.reasoning_tokens`` when present."""
+    """Token usage with its cached and reasoning parts, from each provider's documented fields.
+
+    Reasoning: ``completion_tokens_details.reasoning_tokens`` (OpenAI; DeepSeek too). Cached prompt
+    tokens: DeepSeek's ``prompt_cache_hit_tokens`` (what it bills at the cache-hit price), else
+    OpenAI's ``prompt_tokens_details.cached_tokens`` (also sent by vLLM and llama.cpp).
+    """
     if raw is None:
         return Usage()
-    details = _extra(raw, "completion_tokens_details")
-    if isinstance(details, dict):
-        reasoning = details.get("reasoning_tokens")
-    else:
-        reasoning = getattr(details, "reasoning_tokens", None) if details is not None else None
+    prompt = _as_int(getattr(raw, "prompt_tokens", 0))
+    hit = _extra(raw, "prompt_cache_hit_tokens")
+    cached = _as_int(hit if hit is not None else _detail(raw, "prompt_tokens_details", "cached_tokens"))
     return Usage(
-        prompt_tokens=_as_int(getattr(raw, "prompt_tokens", 0)),
+        prompt_tokens=prompt,
         completion_tokens=_as_int(getattr(raw, "completion_tokens", 0)),
-        reasoning_tokens=_as_int(reasoning),
+        reasoning_tokens=_as_int(_detail(raw, "completion_tokens_details", "reasoning_tokens")),
+        cached_tokens=min(cached, prompt) if prompt else cached,
     )
 
 

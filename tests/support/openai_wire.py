@@ -74,6 +74,13 @@ class Reply:
             "total_tokens": int(usage.get("prompt_tokens", 10)) + int(usage.get("completion_tokens", 5)),
             "completion_tokens_details": {"reasoning_tokens": int(usage.get("reasoning_tokens", 0))},
         }
+        # Cached prompt tokens as OpenAI reports them, or as DeepSeek does (hit and miss counts).
+        if "cached_tokens" in usage:
+            self.usage["prompt_tokens_details"] = {"cached_tokens": int(usage["cached_tokens"])}
+        if "prompt_cache_hit_tokens" in usage:
+            hit = int(usage["prompt_cache_hit_tokens"])
+            self.usage["prompt_cache_hit_tokens"] = hit
+            self.usage["prompt_cache_miss_tokens"] = self.usage["prompt_tokens"] - hit
 
     @property
     def reasoning_fields(self) -> list[str]:
