@@ -56,6 +56,10 @@ def _parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="render a recorded run and re-check its verdict")
     replay.add_argument("run", metavar="RUN_ID_OR_FILE")
     replay.add_argument("--json", action="store_true", help="print the re-check as JSON")
+
+    undo = sub.add_parser("undo", help="restore every path a run changed to its state before the run")
+    undo.add_argument("run", metavar="RUN_ID")
+    undo.add_argument("--json", action="store_true", help="print the result object as JSON")
     return parser
 
 
@@ -68,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_models(args)
         if args.command == "replay":
             return _cmd_replay(args)
+        if args.command == "undo":
+            return _cmd_undo(args)
         return _cmd_lsp(args)
     except (CliError, ConfigError) as exc:
         print(f"k1412: {exc}", file=sys.stderr)
@@ -247,6 +253,28 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if report.agrees is False:
         print("warning: the re-checked verdict disagrees with the recorded one.")
     return 0
+
+
+def _cmd_undo(args: argparse.Namespace) -> int:
+    from k1412_ls.core.undo import EXIT_UNKNOWN_RUN, UnknownRun, exit_code, undo_on_disk
+
+    try:
+        result = undo_on_disk(state_dir(), args.run, by="cli")
+    except UnknownRun as exc:
+        if args.json:
+            print(json.dumps({"ok": False, "run_id": args.run, "restored": [], "refused": [], "message": str(exc)}))
+        print(f"k1412: {exc}", file=sys.stderr)
+        return EXIT_UNKNOWN_RUN
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return exit_code(result)
+    print(result["message"])
+    for path in result["restored"]:
+        print(f"  restored  {path}")
+    for refusal in result["refused"]:
+        print(f"  refused   {refusal['path']}: {refusal['reason']}")
+    print("not undone by design: " + "; ".join(result["not_undoable"]))
+    return exit_code(result)
 
 
 def _cmd_lsp(args: argparse.Namespace) -> int:

@@ -174,6 +174,23 @@ class ApprovalSpec(BaseModel):
     rules: list[ApprovalRuleSpec] = Field(default_factory=list)
 
 
+class UndoSpec(BaseModel):
+    """What runs keep so that they can be undone (``[undo]``); see k1412_ls/tools/preimages.py."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_file_mb: float = Field(default=8, gt=0, le=4096)    # a bigger file's change cannot be undone
+    max_run_mb: float = Field(default=256, gt=0, le=65536)  # copies one run may keep
+    max_total_mb: float = Field(default=1024, gt=0, le=1_048_576)  # the whole store; oldest runs go first
+    max_age_days: float = Field(default=14, gt=0, le=3650)
+
+    def limits(self) -> Any:
+        from k1412_ls.tools.preimages import MB, UndoLimits
+
+        return UndoLimits(max_file_bytes=int(self.max_file_mb * MB), max_run_bytes=int(self.max_run_mb * MB),
+                          max_total_bytes=int(self.max_total_mb * MB), max_age_s=self.max_age_days * 86400.0)
+
+
 class K1412Config(BaseModel):
     """The whole configuration tree; every field has a default."""
 
@@ -185,6 +202,7 @@ class K1412Config(BaseModel):
     sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
     approval: ApprovalSpec = Field(default_factory=ApprovalSpec)
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
+    undo: UndoSpec = Field(default_factory=UndoSpec)
     source: str = Field(default="built-in defaults", exclude=True)
 
     def model_spec(self, model_id: str | None = None) -> ModelSpec:

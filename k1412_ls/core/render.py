@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from k1412_ls.core.cost import Cost, budget_sentence, describe_cost
+
 if TYPE_CHECKING:
     from k1412_ls.core.events import Event
 
@@ -36,6 +38,13 @@ def describe_verification(state: Mapping[str, Any] | None) -> str:
     return text
 
 
+def _spent(run: Any) -> str:
+    """`` · 1,234 tokens, $0.0031`` from a ``{"tokens", "cost"}`` snapshot (empty without one)."""
+    if not isinstance(run, dict) or not isinstance(run.get("tokens"), int):
+        return ""
+    return f" · {run['tokens']:,} tokens, {describe_cost(Cost.from_dict(run.get('cost')))}"
+
+
 def describe_event(event: Event) -> str | None:
     """One line for an event, or None when it is not worth showing."""
     p = event.payload
@@ -58,7 +67,10 @@ def describe_event(event: Event) -> str | None:
         if not p.get("ok", True):
             return f"{indent}model error: {p.get('error')}"
         calls = [c.get("name") for c in p.get("tool_calls") or []]
-        return f"{indent}model → {', '.join(calls)}" if calls else f"{indent}model answered"
+        line = f"{indent}model → {', '.join(calls)}" if calls else f"{indent}model answered"
+        return line + _spent(p.get("run"))
+    if kind == "budget.exhausted":
+        return f"{indent}■ budget reached: {budget_sentence(p)}" if p.get("budget") else None
     if kind == "tool.completed":
         mark = "✓" if p.get("ok") else "✗"
         hint = _arg_hint(p.get("args") or {})
@@ -71,6 +83,9 @@ def describe_event(event: Event) -> str | None:
         if not p.get("ok") and p.get("error"):
             line += f": {p['error']}"
         return line
+    if kind == "run.undone":
+        refused = f", {len(p.get('refused') or [])} refused" if p.get("refused") else ""
+        return f"{indent}↶ undone: {len(p.get('restored') or [])} restored{refused} ({p.get('by')})"
     if kind == "tool.batch_limited":
         return f"{indent}batch limited: {p.get('requested')} calls requested, {p.get('executed')} run"
     if kind == "completion.rejected":
@@ -83,5 +98,10 @@ def describe_event(event: Event) -> str | None:
         return f"{indent}↲ sub-agent {p.get('agent_id')} {p.get('status')}"
     if kind.startswith("run.") and kind != "run.created":
         status = str(p.get("status", kind.split(".", 1)[1]))
-        return f"{_STATUS_MARK.get(status, status)} · {describe_verification(p.get('evidence'))}"
+        spent = ""
+        if isinstance(p.get("usage"), dict) and isinstance(p.get("cost"), dict):
+            usage = p["usage"]
+            spent = _spent({"tokens": int(usage.get("prompt_tokens") or 0) + int(usage.get("completion_tokens") or 0),
+                            "cost": p["cost"]})
+        return f"{_STATUS_MARK.get(status, status)} · {describe_verification(p.get('evidence'))}{spent}"
     return None

@@ -34,7 +34,9 @@ from k1412_ls.tools.approval import AllowStore, ApprovalGate, ApprovalPolicy, Ap
 from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.locks import user_write_lock
+from k1412_ls.tools.preimages import RunJournal, prune
 from k1412_ls.tools.processes import ProcessTable
+from k1412_ls.tools.recording import RecordingDocumentStore
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, hide_from_commands
 from k1412_ls.tools.workspace import Workspace
@@ -122,11 +124,19 @@ class Runtime:
         if request.events_file:
             hide_from_commands(request.events_file)  # a command must not forge the copy either
         bus = EventBus(run_id, request.user, conversation, redactor, [jsonl, *extra_files, *sinks])
-        run = _Run(self, request, spec, chat_model, bus, documents or DiskDocumentStore(request.workspace.resolve()),
-                   conversation)
+        # Pre-images of every path the run changes, for `k1412 undo` (k1412_ls/tools/preimages.py).
+        limits = self.config.undo.limits()
+        journal = RunJournal(run_id, request.workspace, self.state_dir, limits)
+        try:
+            prune(self.state_dir, limits)
+        except OSError:
+            pass
+        store = RecordingDocumentStore(documents or DiskDocumentStore(request.workspace.resolve()), journal)
+        run = _Run(self, request, spec, chat_model, bus, store, conversation, journal)
         try:
             result = await run.drive()
         finally:
+            journal.finish()
             self._active.pop(run_id, None)
             close = getattr(chat_model, "aclose", None)
             if close is not None:
@@ -145,8 +155,9 @@ class _Run:
     """One run's wiring: context, tools, gate, loop and the ending."""
 
     def __init__(self, runtime: Runtime, request: RunRequest, spec: ModelSpec, model: ChatModel, bus: EventBus,
-                 documents: DocumentStore, conversation: str) -> None:
+                 documents: DocumentStore, conversation: str, journal: RunJournal | None = None) -> None:
         self.runtime = runtime
+        self.journal = journal
         self.request = request
         self.model = model
         self.bus = bus
@@ -179,7 +190,7 @@ class _Run:
         })
         processes = ProcessTable()
         delegator = Delegator(asyncio.get_running_loop(), self._run_child)
-        changes = RunChanges(self.workspace.root)
+        changes = RunChanges(self.workspace.root, self.journal)
         sandbox = RunSandbox(self._sandbox_policy())
         approval = ApprovalGate(
             policy=ApprovalPolicy(self.runtime.config.approval.policy,

@@ -20,9 +20,10 @@ import stat
 import struct
 import sys
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from k1412_ls.tools.facts import write_entry
 
@@ -153,8 +154,9 @@ class ChangeTracker:
     overflows, it falls back to a :class:`Snapshot` before and after each command.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, observer: ChangeObserver | None = None) -> None:
         self.root = root
+        self.observer = observer
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._dirs: dict[int, str] = {}       # watch descriptor → directory (relative, "" for the root)
@@ -215,8 +217,13 @@ class ChangeTracker:
         """Before a command: forget changes made since the last one (file tools, the user)."""
         with self._lock:
             if self._fd is None:
+                if self.observer is not None:
+                    self.observer.refresh(None)
                 return Snapshot.take(self.root)
-            self._drain(report=False)
+            touched, _complete = self._drain(report=True)
+            self._apply(touched)
+            if self.observer is not None:
+                self.observer.refresh(touched)
             return None
 
     def end(self, before: Snapshot | None) -> tuple[list[tuple[str, str]], bool]:
@@ -224,10 +231,14 @@ class ChangeTracker:
         with self._lock:
             if self._fd is None or before is not None:
                 after = Snapshot.take(self.root)
-                return (before.changes(after) if before is not None else []), bool(
+                found, complete = (before.changes(after) if before is not None else []), bool(
                     before is not None and before.complete and after.complete)
-            touched, complete = self._drain(report=True)
-            return self._classify(touched), complete
+            else:
+                touched, complete = self._drain(report=True)
+                found = self._classify(touched)
+            if self.observer is not None:
+                self.observer.command_changes(found, complete)
+            return found, complete
 
     def _drain(self, report: bool) -> tuple[set[str], bool]:
         touched: set[str] = set()
@@ -301,18 +312,35 @@ class ChangeTracker:
         return found
 
 
-class RunChanges:
-    """The run's change tracker, started on the first command (a run that runs none pays nothing)."""
+class ChangeObserver(Protocol):
+    """Told about files around commands (the run's undo journal keeps their prior content)."""
 
-    def __init__(self, root: Path) -> None:
+    def take_baseline(self) -> None: ...
+
+    def refresh(self, rels: Iterable[str] | None) -> None: ...
+
+    def command_changes(self, changes: list[tuple[str, str]], complete: bool) -> None: ...
+
+
+class RunChanges:
+    """The run's change tracker, started on the first command (a run that runs none pays nothing).
+
+    An ``observer`` takes its baseline right after the tracker starts watching, so a change in
+    between is seen by the tracker and refreshed before the command.
+    """
+
+    def __init__(self, root: Path, observer: ChangeObserver | None = None) -> None:
         self.root = root
+        self.observer = observer
         self._tracker: ChangeTracker | None = None
         self._lock = threading.Lock()
 
     def tracker(self) -> ChangeTracker:
         with self._lock:
             if self._tracker is None:
-                self._tracker = ChangeTracker(self.root)
+                self._tracker = ChangeTracker(self.root, self.observer)
+                if self.observer is not None:
+                    self.observer.take_baseline()
             return self._tracker
 
     def close(self) -> None:

@@ -1,0 +1,469 @@
+"""Pre-images: what every path a run changed looked like before the run's first change to it.
+
+A :class:`RunJournal` (one per run) keeps, in the state directory, the prior state of each path
+the run changes — by a file tool (through :class:`~k1412_ls.tools.recording.RecordingDocumentStore`)
+or by a command (through the change tracker) — and the path's state right after the run's last
+change to it. ``k1412 undo`` and ``k1412.undoRun`` (:mod:`k1412_ls.tools.undo`) restore the prior
+states and refuse paths whose state is no longer the run's.
+
+Layout under ``<state dir>/undo/``:
+
+- ``blobs/<sha[:2]>/<sha>``: file contents, content-addressed (a file seen by many runs is kept once);
+- ``runs/<run_id>.json``: the run's manifest (path → ``before`` state, ``after`` version, ``by``, ``undone``);
+- ``index/<workspace key>.json``: size/mtime/inode/ctime → blob of files already kept, so the
+  baseline a run takes before its first command rereads only files that changed since.
+
+Commands change files the tracker only learns about afterwards, so before a run's first command
+the journal keeps a **baseline** of every tracked file (same skipped directories as the tracker),
+refreshed before each later command for files that changed in between. Files larger than
+``max_file_bytes`` (or past the run's ``max_run_bytes``) are not kept: their change is listed as
+not undoable, with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import re
+import stat
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from k1412_ls.tools.changes import SKIP_DIRS, Snapshot
+
+MB = 1024 * 1024
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+NO_FILE = "no-file"
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# Blobs that no manifest names (baseline copies) are kept this long for the next run's index.
+UNREFERENCED_GRACE_S = 3600.0
+
+
+@dataclass(frozen=True)
+class UndoLimits:
+    """How much the journal may keep (``[undo]`` in the configuration)."""
+
+    max_file_bytes: int = 8 * MB
+    max_run_bytes: int = 256 * MB
+    max_total_bytes: int = 1024 * MB
+    max_age_s: float = 14 * 86400.0
+
+
+def undo_home(state: Path) -> Path:
+    return state / "undo"
+
+
+def valid_run_id(run_id: str) -> bool:
+    """A run id names one manifest file and nothing else (no separators, no dots, no traversal)."""
+    return RUN_ID.fullmatch(run_id) is not None
+
+
+def manifest_path(state: Path, run_id: str) -> Path:
+    if not valid_run_id(run_id):
+        raise ValueError(f"{run_id!r} is not a run id")
+    return undo_home(state) / "runs" / f"{run_id}.json"
+
+
+class UnsafePath(Exception):
+    """A directory on the way to a path is a symlink or not a directory."""
+
+
+@contextlib.contextmanager
+def parent_fd(root: Path, rel: str) -> Iterator[int | None]:
+    """The directory holding ``rel``, opened from ``root`` without following any symlink; None if missing."""
+    parts = rel.split("/")[:-1]
+    fd = os.open(root, _DIR_FLAGS)
+    try:
+        for part in parts:
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                yield None
+                return
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise UnsafePath(f"a directory on the way to {rel} is now a symlink or not a directory") from None
+                raise
+            os.close(fd)
+            fd = nxt
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def version(data: bytes, mode: int) -> str:
+    """The version of a regular file: its content hash and permission bits."""
+    return f"{hashlib.sha256(data).hexdigest()}:{mode & 0o7777:o}"
+
+
+@dataclass(frozen=True)
+class PathState:
+    """What is at a path now: ``kind`` is file, absent, too_big or other (symlink, directory, …)."""
+
+    kind: str
+    data: bytes | None = None
+    mode: int = 0
+    size: int = 0
+    what: str = ""
+    digest: str = ""  # version of a too_big file
+
+    @property
+    def version(self) -> str:
+        if self.kind == "absent":
+            return NO_FILE
+        if self.kind == "file" and self.data is not None:
+            return version(self.data, self.mode)
+        if self.kind == "too_big":
+            return self.digest
+        return f"not a regular file ({self.what})"
+
+
+def read_state(root: Path, rel: str, max_bytes: int) -> PathState:
+    """The state of ``root/rel`` without following symlinks; content only up to ``max_bytes``."""
+    try:
+        with parent_fd(root, rel) as dir_fd:
+            if dir_fd is None:
+                return PathState("absent")
+            name = rel.rsplit("/", 1)[-1]
+            try:
+                info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return PathState("absent")
+            if not stat.S_ISREG(info.st_mode):
+                return PathState("other", what=_kind(info.st_mode))
+            fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+            try:
+                info = os.fstat(fd)
+                if not stat.S_ISREG(info.st_mode):
+                    return PathState("other", what=_kind(info.st_mode))
+                mode = stat.S_IMODE(info.st_mode)
+                if info.st_size > max_bytes:
+                    digest = hashlib.sha256()
+                    while chunk := os.read(fd, MB):
+                        digest.update(chunk)
+                    return PathState("too_big", mode=mode, size=info.st_size,
+                                     digest=f"{digest.hexdigest()}:{mode:o}")
+                chunks = []
+                while chunk := os.read(fd, MB):
+                    chunks.append(chunk)
+                data = b"".join(chunks)
+                return PathState("file", data=data, mode=mode, size=len(data))
+            finally:
+                os.close(fd)
+    except UnsafePath as exc:
+        return PathState("other", what=str(exc))
+    except OSError as exc:
+        return PathState("other", what=f"unreadable, {errno.errorcode.get(exc.errno or 0, 'error')}")
+
+
+def _kind(mode: int) -> str:
+    for test, word in ((stat.S_ISDIR, "directory"), (stat.S_ISLNK, "symlink"), (stat.S_ISFIFO, "fifo"),
+                       (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device")):
+        if test(mode):
+            return word
+    return "special file"
+
+
+class BlobStore:
+    """File contents by sha256, written atomically; a blob is only ever created, never changed."""
+
+    def __init__(self, home: Path) -> None:
+        self.dir = home / "blobs"
+
+    def path(self, sha: str) -> Path:
+        return self.dir / sha[:2] / sha
+
+    def put(self, data: bytes) -> str:
+        sha = hashlib.sha256(data).hexdigest()
+        target = self.path(sha)
+        if target.exists():
+            with contextlib.suppress(OSError):
+                os.utime(target)  # in use again: not pruned as old
+            return sha
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = target.with_name(f".{sha}.{os.getpid()}.{threading.get_ident()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
+        return sha
+
+    def get(self, sha: str) -> bytes | None:
+        """The blob's bytes, or None if it is gone or no longer matches its name."""
+        try:
+            data = self.path(sha).read_bytes()
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == sha else None
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Replace ``path`` with ``value`` as JSON, atomically (a reader sees the old or the new file)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(value, ensure_ascii=False, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+class RunJournal:
+    """The pre-images of one run (thread-safe): recorded before each path's first change."""
+
+    def __init__(self, run_id: str, root: Path, state: Path, limits: UndoLimits | None = None) -> None:
+        self.run_id = run_id
+        self.root = Path(os.path.realpath(root))
+        self.limits = limits or UndoLimits()
+        self.home = undo_home(state)
+        self.blobs = BlobStore(self.home)
+        self.path = manifest_path(state, run_id) if valid_run_id(run_id) else None
+        self._lock = threading.RLock()
+        self._kept = 0  # bytes this run has taken from its budget
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._notes: list[str] = []
+        self._baseline: dict[str, tuple[tuple[int, ...], dict[str, Any]]] | None = None
+        self._commands = 0
+        self._started = time.time()
+        self._finished = False
+
+    # -- file tools --------------------------------------------------------------------------
+    def rel(self, path: Path) -> str | None:
+        try:
+            rel = Path(os.path.realpath(path)).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        return None if rel in ("", ".") else rel
+
+    def before(self, path: Path, by: str = "file tool", text: str | None = None) -> None:
+        """Keep ``path``'s current state unless this run already changed it (``text``: an editor
+        buffer's unsaved text, which is what the user sees)."""
+        rel = self.rel(path)
+        if rel is None:
+            return
+        with self._lock:
+            if rel in self._entries:
+                return
+            state = read_state(self.root, rel, self.limits.max_file_bytes)
+            if text is not None and state.kind == "file" and state.data is not None:
+                bom = b"\xef\xbb\xbf" if state.data.startswith(b"\xef\xbb\xbf") else b""
+                state = PathState("file", data=bom + text.encode("utf-8", "surrogatepass"), mode=state.mode)
+            self._entries[rel] = {"before": self._keep(rel, state), "after": state.version, "by": by,
+                                  "undone": None}
+            self._save()
+
+    def after(self, path: Path) -> None:
+        """Note the path's state after the run changed it (what undo expects to find)."""
+        rel = self.rel(path)
+        if rel is None:
+            return
+        with self._lock:
+            entry = self._entries.get(rel)
+            if entry is not None:
+                entry["after"] = self._version_now(rel)
+                self._save()
+
+    def _version_now(self, rel: str) -> str:
+        return read_state(self.root, rel, self.limits.max_file_bytes).version
+
+    def _keep(self, rel: str, state: PathState) -> dict[str, Any]:
+        """The manifest form of a prior state, its content stored if the budget allows."""
+        if state.kind == "absent":
+            return {"kind": "absent"}
+        if state.kind == "too_big":
+            self._note(f"{rel} was {state.size / MB:.1f} MB, over the {self.limits.max_file_bytes / MB:g} MB "
+                       f"undo limit per file, so no copy was kept")
+            return {"kind": "too_big", "size": state.size, "version": state.version}
+        if state.kind != "file" or state.data is None:
+            return {"kind": "other", "what": state.what}
+        if self._kept + len(state.data) > self.limits.max_run_bytes:
+            self._note(f"{rel} was not kept: the run's undo budget of {self.limits.max_run_bytes / MB:g} MB "
+                       f"was used up")
+            return {"kind": "too_big", "size": state.size, "version": state.version}
+        self._kept += len(state.data)
+        return {"kind": "file", "blob": self.blobs.put(state.data), "mode": state.mode, "size": len(state.data),
+                "version": state.version}
+
+    def _note(self, text: str) -> None:
+        if text not in self._notes:
+            self._notes.append(text)
+
+    # -- commands ----------------------------------------------------------------------------
+    def take_baseline(self) -> None:
+        """Before the run's first command: keep every tracked file (cheap for files kept before)."""
+        with self._lock:
+            if self._baseline is not None:
+                return
+            self._baseline = {}
+            index_path = self.home / "index" / f"{hashlib.sha256(os.fsencode(self.root)).hexdigest()[:32]}.json"
+            index = read_json(index_path) or {}
+            snap = Snapshot.take(self.root)
+            if not snap.complete:
+                self._note("the workspace has more files than the change tracker walks, so files that commands "
+                           "changed past that limit have no copy")
+            fresh: dict[str, Any] = {}
+            for rel in sorted(snap.files):
+                if rel in self._entries:
+                    continue
+                signature = _signature(self.root / rel)
+                if signature is None:
+                    continue
+                cached = index.get(rel)
+                if cached and tuple(cached[0]) == signature and self.blobs.path(cached[1]["blob"]).exists():
+                    kept = cached[1]
+                    with contextlib.suppress(OSError):
+                        os.utime(self.blobs.path(kept["blob"]))
+                else:
+                    kept = self._keep(rel, read_state(self.root, rel, self.limits.max_file_bytes))
+                if kept["kind"] == "file":
+                    fresh[rel] = [list(signature), kept]
+                self._baseline[rel] = (signature, kept)
+            with contextlib.suppress(OSError):
+                write_json(index_path, fresh)
+
+    def refresh(self, rels: Iterable[str] | None = None) -> None:
+        """Before a later command: re-keep baseline files that changed since (by the user or a file tool)."""
+        with self._lock:
+            if self._baseline is None:
+                return
+            names = list(self._baseline) if rels is None else list(rels)
+            for rel in names:
+                if rel in self._entries:
+                    continue
+                signature = _signature(self.root / rel)
+                old = self._baseline.get(rel)
+                if signature is None:
+                    self._baseline.pop(rel, None)
+                elif old is None or old[0] != signature:
+                    self._baseline[rel] = (signature, self._keep(rel, read_state(self.root, rel,
+                                                                                 self.limits.max_file_bytes)))
+
+    def command_changes(self, changes: list[tuple[str, str]], complete: bool) -> None:
+        """After a command: the prior state of each path it created, changed or deleted."""
+        with self._lock:
+            self._commands += 1
+            if not complete:
+                self._note("a command changed more files than could be tracked, so some of its changes are unknown")
+            for rel, action in changes:
+                if rel not in self._entries:
+                    known = (self._baseline or {}).get(rel)
+                    if action == "create" and known is None:
+                        before: dict[str, Any] = {"kind": "absent"}
+                    elif known is not None:
+                        before = known[1]
+                    else:
+                        before = {"kind": "unknown"}
+                        self._note(f"{rel} changed by a command but no copy of it was taken before")
+                    self._entries[rel] = {"before": before, "after": "", "by": "command", "undone": None}
+                self._entries[rel]["after"] = self._version_now(rel)
+                if self._baseline is not None:
+                    signature = _signature(self.root / rel)
+                    if signature is None:
+                        self._baseline.pop(rel, None)
+            self._save()
+
+    # -- the manifest ------------------------------------------------------------------------
+    def finish(self) -> None:
+        with self._lock:
+            self._finished = True
+            if self._entries or self._commands:
+                self._save()
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        try:
+            write_json(self.path, {
+                "version": 1, "run_id": self.run_id, "workspace": str(self.root), "pid": os.getpid(),
+                "started": self._started, "finished": self._finished, "commands": self._commands,
+                "notes": self._notes, "paths": self._entries,
+            })
+        except OSError:
+            pass  # undo is a convenience; a full state disk must not fail the run
+
+
+def _signature(path: Path) -> tuple[int, ...] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_ctime_ns, info.st_mode)
+
+
+def prune(state: Path, limits: UndoLimits, now: float | None = None) -> tuple[int, int]:
+    """Keep the undo store within its limits; returns ``(manifests removed, blobs removed)``.
+
+    Blobs no manifest names (baseline copies, kept for the next run's index) go first: after
+    :data:`UNREFERENCED_GRACE_S`, or at once when the store is over ``max_total_bytes``. Then
+    manifests older than ``max_age_s`` go, and the oldest ones while the blobs they name are over
+    ``max_total_bytes``, each with the blobs only it named.
+    """
+    now = time.time() if now is None else now
+    home = undo_home(state)
+    runs: list[tuple[float, Path, set[str]]] = []
+    for path in (home / "runs").glob("*.json"):
+        data = read_json(path) or {}
+        entries = data.get("paths") if isinstance(data.get("paths"), dict) else {}
+        names = {str(e["before"]["blob"]) for e in entries.values()
+                 if isinstance(e, dict) and isinstance(e.get("before"), dict) and e["before"].get("blob")}
+        runs.append((float(data.get("started") or 0), path, names))
+    runs.sort(key=lambda r: r[0])
+    blobs: dict[str, tuple[int, float, Path]] = {}
+    for blob in (home / "blobs").glob("*/*"):
+        with contextlib.suppress(OSError):
+            info = blob.stat()
+            blobs[blob.name] = (info.st_size, info.st_mtime, blob)
+
+    def named() -> set[str]:
+        return set().union(*(n for _, _, n in runs)) if runs else set()
+
+    removed_blobs = 0
+
+    def drop_blobs(wanted: set[str], *, only_old: bool) -> None:
+        nonlocal removed_blobs
+        for sha in [s for s in blobs if s not in wanted]:
+            _size, mtime, path = blobs[sha]
+            if only_old and now - mtime <= UNREFERENCED_GRACE_S:
+                continue
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed_blobs += 1
+            blobs.pop(sha)
+
+    drop_blobs(named(), only_old=True)
+    if sum(size for size, _, _ in blobs.values()) > limits.max_total_bytes:
+        drop_blobs(named(), only_old=False)
+    removed_runs = 0
+    def over() -> bool:
+        return sum(blobs[s][0] for s in named() if s in blobs) > limits.max_total_bytes
+
+    while runs and (now - runs[0][0] > limits.max_age_s or over()):
+        full = over()
+        _, path, _names = runs.pop(0)
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed_runs += 1
+        drop_blobs(named(), only_old=not full)
+    return removed_runs, removed_blobs
+
+
+__all__ = ["NO_FILE", "SKIP_DIRS", "BlobStore", "PathState", "RunJournal", "UndoLimits", "manifest_path",
+           "parent_fd", "prune", "read_state", "valid_run_id", "version"]
