@@ -23,9 +23,11 @@ from k1412_ls.core.redact import Redactor
 POLICY = "agent-loop-v4"
 SCHEDULER = "safe-parallel-v1"
 CONTEXT_POLICY = "recent-visible-v2"
-# What commands may reach: sandbox-v2 is bubblewrap always (or refused), read-only root, network off by default,
-# .git read-only, the approval policy (k1412_ls/tools/sandbox.py, approval.py).
-SANDBOX = "sandbox-v2"
+# What commands may reach: sandbox-v3 is bubblewrap always (or refused), read-only root, network off by default,
+# .git read-only, the approval policy (k1412_ls/tools/sandbox.py, approval.py); v3 over v2: an allow rule's grant
+# holds only for a line that runs nothing else but plain readers, PATH dirs cannot be created, hard links into a
+# git dir are undone before a command starts.
+SANDBOX = "sandbox-v3"
 META: dict[str, str] = {"policy": POLICY, "scheduler": SCHEDULER, "context_policy": CONTEXT_POLICY,
                         "sandbox": SANDBOX}
 
