@@ -158,12 +158,7 @@ def _apply_settings(ls: K1412LanguageServer, raw: Any) -> None:
 
 
 def _restart_watcher(ls: K1412LanguageServer) -> None:
-    roots = []
-    try:
-        roots.append(ls.runs.workspace_root())
-    except Exception:  # no folder open: watch only the configuration file
-        pass
-    ls.watcher.start(roots, ls.runs.config_candidates())
+    ls.watcher.start(ls.runs.config_candidates())
 
 
 def _sweep_write_temps(ls: K1412LanguageServer) -> None:
@@ -246,6 +241,14 @@ def cancel_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
     return {"run_id": args.run_id, "cancelled": ls.runs.cancel(args.run_id)}
 
 
+async def undo_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
+    from k1412_ls.lsp.commands import UndoRunArgs, parse_args
+    from k1412_ls.lsp.undo import undo_run as undo
+
+    args = parse_args(c.CMD_UNDO_RUN, arguments, UndoRunArgs, optional=True)
+    return await undo(ls, ls.runs, args.run_id)
+
+
 def list_models(ls: K1412LanguageServer, *arguments: Any) -> list[dict[str, Any]]:
     from k1412_ls.cli import models_payload
     from k1412_ls.locations import ConfigError
@@ -271,6 +274,7 @@ def build_server() -> K1412LanguageServer:
     server.command(c.CMD_DELEGATE)(delegate)
     server.command(c.CMD_CANCEL_RUN)(cancel_run)
     server.command(c.CMD_LIST_MODELS)(list_models)
+    server.command(c.CMD_UNDO_RUN)(undo_run)
     return server
 
 
@@ -282,13 +286,16 @@ def _parse_tcp(value: str) -> tuple[str, int] | None:
 
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+OWN_LOGGERS = ("k1412", "k1412_ls")  # c.LOGGER_NAME and every module's __name__
 
 
 def serve(tcp: str | None = None) -> int:
     """Run the language server on stdio (or TCP ``HOST:PORT``) until the client exits."""
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="k1412-ls %(levelname)s %(message)s")
-    # pygls logs every message body at INFO: file contents and task text do not belong in logs.
-    logging.getLogger("pygls").setLevel(logging.WARNING)
+    # Third-party loggers stay at WARNING: pygls logs every message body at INFO (file contents and task
+    # text do not belong in logs), watchfiles each file event, the HTTP client each model call.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="k1412-ls %(levelname)s %(message)s")
+    for name in OWN_LOGGERS:
+        logging.getLogger(name).setLevel(logging.INFO)
     server = build_server()
     if tcp is None:
         server.start_io()
