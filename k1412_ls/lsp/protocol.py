@@ -39,6 +39,7 @@ from pygls.protocol.json_rpc import MsgId, RPCRequest
 from pygls.protocol.language_server import lsp_method
 
 from k1412_ls.core.redact import Redactor
+from k1412_ls.lsp.tables import ReleasingTables
 
 log = logging.getLogger("k1412.lsp")
 
@@ -102,8 +103,8 @@ def is_notification_method(method: str) -> bool:
     return entry is not None and entry[1] is None
 
 
-class K1412Protocol(LanguageServerProtocol):
-    """pygls' LSP protocol with one reply per request id and sanitized errors."""
+class K1412Protocol(ReleasingTables, LanguageServerProtocol):
+    """pygls' LSP protocol with one reply per request id, sanitized errors and no residue of finished work."""
 
     redactor = Redactor.from_environment()
 

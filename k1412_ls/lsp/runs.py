@@ -24,6 +24,7 @@ from k1412_ls.assembly import build_runtime
 from k1412_ls.locations import ConfigError, find_config_file
 from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.protocol import CommandCall
+from k1412_ls.lsp.tables import describe_sizes, table_sizes
 
 if TYPE_CHECKING:
     from k1412_ls.config import K1412Config
@@ -159,6 +160,7 @@ class RunService:
             raise JsonRpcInvalidParams(str(exc)) from None
         loop = asyncio.get_running_loop()
         run_id = runtime.new_run_id()
+        log.info("run %s starting; in flight: %s", run_id, describe_sizes(table_sizes(self.server)))
         token = call.work_done_token if call is not None else None
         token = token if token is not None else await self._create_token()
         reporter = RunReporter(self.server, loop, token, progress_title(spec.task))

@@ -1,0 +1,153 @@
+"""Soak one long-lived ``k1412 lsp`` process with N sequential runs and print what it keeps.
+
+Each run is 4 model steps against a local scripted model (write_file, read_file, list_files,
+final answer) through ``workspace/executeCommand k1412.runTask``, with a work-done token and
+``workspace/applyEdit`` answered like an editor does. Printed side by side:
+
+* RSS slope after warm-up (least squares over runs after ``--warmup``), in KiB per run;
+* the server's bookkeeping tables (its own log line at each run start: pygls' request futures,
+  result types, progress tokens, runs in flight) at the first and the last run;
+* open file descriptors and threads after warm-up and at the end;
+* wall time of the first run against the median of later runs;
+* idle RSS and start -> ``initialize`` reply for k1412 and jedi-language-server (median of 3).
+
+Usage: python scripts/bench_soak.py [--runs 500] [--warmup 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from bench_lsp import SERVERS, RawClient, initialize_params, rss_kb  # noqa: E402
+
+from tests.support.scripted_server import ScriptedServer  # noqa: E402
+
+TABLES = re.compile(r"run (run-\w+) starting; in flight: (.*)$")
+
+
+def task(index: int) -> str:
+    return f"Create hello{index % 7}.py that prints hello {index}."
+
+
+def run_script(index: int) -> list[dict[str, Any]]:
+    name = f"hello{index % 7}.py"
+    return [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": name, "content": f"print('hello {index}')\n"}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": name}}]},
+        {"tool_calls": [{"name": "list_files", "arguments": {"path": "."}}]},
+        {"content": f"Created {name}; it prints hello {index}, read back above."},
+    ]
+
+
+def proc_counts(pid: int) -> tuple[int, int]:
+    fds = len(os.listdir(f"/proc/{pid}/fd"))
+    threads = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                   if line.startswith("Threads:"))
+    return fds, threads
+
+
+def slope(values: list[float]) -> float:
+    xs = list(range(len(values)))
+    mx, my = statistics.fmean(xs), statistics.fmean(values)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, values, strict=True)) / den if den else 0.0
+
+
+async def start(command: list[str], env: dict[str, str], root: Path, log: Path | None) -> tuple[RawClient, float]:
+    began = time.perf_counter()
+    stderr: Any = open(log, "wb") if log is not None else asyncio.subprocess.DEVNULL
+    process = await asyncio.create_subprocess_exec(*command, stdin=asyncio.subprocess.PIPE,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=stderr,
+                                                   env=env, cwd=REPO, limit=1 << 24)
+    client = RawClient(process)
+    init = client.send("initialize", initialize_params(root))
+    await client.until(lambda m: m.get("id") == init)
+    elapsed = time.perf_counter() - began
+    client.send("initialized", {}, request=False)
+    return client, elapsed
+
+
+async def soak(env: dict[str, str], root: Path, runs: int, warmup: int, log: Path) -> dict[str, Any]:
+    client, _ = await start(SERVERS["k1412"], env, root, log)
+    await asyncio.sleep(1.5)  # idle, as an editor is before the user's first task
+    walls, rss, statuses = [], [], []
+    fds_threads: list[tuple[int, int]] = []
+    for index in range(runs):
+        began = time.perf_counter()
+        request = client.send("workspace/executeCommand", {
+            "command": "k1412.runTask", "arguments": [{"task": task(index)}], "workDoneToken": f"soak-{index}"})
+        reply = await client.until(lambda m, r=request: m.get("id") == r, timeout=120)
+        walls.append(time.perf_counter() - began)
+        statuses.append((reply.get("result") or {}).get("status", reply.get("error", {}).get("message")))
+        rss.append(rss_kb(client.process.pid))
+        if index in (warmup - 1, runs - 1):
+            fds_threads.append(proc_counts(client.process.pid))
+    await client.close()
+    tables = [m.group(2) for line in log.read_text(errors="replace").splitlines() if (m := TABLES.search(line))]
+    return {"walls": walls, "rss": rss, "statuses": statuses, "fds_threads": fds_threads, "tables": tables}
+
+
+async def idle_round(name: str, env: dict[str, str], root: Path) -> tuple[float, int]:
+    client, elapsed = await start(SERVERS[name], env, root, None)
+    await asyncio.sleep(3.0)  # past k1412's background warm-up, if any
+    rss = rss_kb(client.process.pid)
+    await client.close()
+    return elapsed, rss
+
+
+async def main(runs: int, warmup: int) -> None:
+    script = [step for index in range(runs) for step in run_script(index)]
+    with tempfile.TemporaryDirectory() as tmp, ScriptedServer(script) as model:
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        config = Path(tmp) / "k1412.toml"
+        config.write_text(f'default_model = "bench"\n[providers.bench]\nbase_url = "{model.base_url}"\n'
+                          f'[models.bench]\nprovider = "bench"\nprovider_model = "scripted"\n', encoding="utf-8")
+        env = {**os.environ, "K1412_CONFIG": str(config), "K1412_HOME": str(Path(tmp) / "home")}
+        result = await soak(env, root, runs, warmup, Path(tmp) / "server.log")
+        idle: dict[str, list[tuple[float, int]]] = {"k1412": [], "jedi": []}
+        for _ in range(3):
+            for name in idle:
+                idle[name].append(await idle_round(name, env, root))
+    walls, rss = result["walls"], result["rss"]
+    later = statistics.median(walls[1:]) if runs > 1 else walls[0]
+    kib_per_run = slope([float(v) for v in rss[warmup:]])
+    statuses = {s: result["statuses"].count(s) for s in set(result["statuses"])}
+    (fd0, th0), (fd1, th1) = result["fds_threads"][0], result["fds_threads"][-1]
+    tables = result["tables"]
+    print(f"runs: {runs} sequential 4-step runs through one `k1412 lsp` process, warm-up {warmup}; "
+          f"python {sys.version.split()[0]}")
+    print(f"statuses: {statuses}")
+    print(f"RSS: {rss[warmup - 1] / 1024:.1f} MiB after warm-up -> {rss[-1] / 1024:.1f} MiB after run {runs}; "
+          f"slope {kib_per_run:.2f} KiB/run (target <= 1.00)")
+    print(f"tables at run 1: {tables[0] if tables else '?'}")
+    print(f"tables at run {len(tables)}: {tables[-1] if tables else '?'}")
+    print(f"fds: {fd0} after warm-up -> {fd1} at the end; threads: {th0} -> {th1}")
+    print(f"wall: first run {walls[0] * 1000:.0f} ms, later runs median {later * 1000:.0f} ms; "
+          f"ratio {walls[0] / later:.2f} (target <= 2.00)")
+    med = {name: (statistics.median(e for e, _ in v), statistics.median(r for _, r in v)) for name, v in idle.items()}
+    for name, (elapsed, idle_rss) in med.items():
+        print(f"{name:<6} start -> initialize reply {elapsed * 1000:.0f} ms, idle RSS {idle_rss / 1024:.1f} MiB")
+    print(f"ratio k1412/jedi: start {med['k1412'][0] / med['jedi'][0]:.2f}, "
+          f"idle RSS {med['k1412'][1] / med['jedi'][1]:.2f} (target <= 0.85 each)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--warmup", type=int, default=50)
+    args = parser.parse_args()
+    asyncio.run(main(args.runs, min(args.warmup, args.runs)))
