@@ -44,6 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--conversation", help="continue this conversation id")
     run.add_argument("--events", help="also append this run's events (JSONL) to FILE")
     run.add_argument("--json", action="store_true", help="print the result object as JSON")
+    run.add_argument("--max-cost", type=_positive(float), metavar="USD",
+                     help="stop the run (unverified) once it has cost this much (default: [budget] max_cost)")
+    run.add_argument("--max-tokens", type=_positive(int), metavar="N",
+                     help="stop the run (unverified) once it has used this many tokens (default: [budget] max_tokens)")
 
     lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
@@ -57,10 +61,29 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("run", metavar="RUN_ID_OR_FILE")
     replay.add_argument("--json", action="store_true", help="print the re-check as JSON")
 
+    from k1412_ls.experiments.commands import add_commands
+
+    add_commands(sub)
+
     undo = sub.add_parser("undo", help="restore every path a run changed to its state before the run")
     undo.add_argument("run", metavar="RUN_ID")
     undo.add_argument("--json", action="store_true", help="print the result object as JSON")
     return parser
+
+
+def _positive(kind: type[float] | type[int]) -> Any:
+    """An argparse type: a number above zero, or one sentence saying what was wrong."""
+
+    def parse(text: str) -> float | int:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r} must be above zero")
+        return value
+
+    return parse
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_models(args)
         if args.command == "replay":
             return _cmd_replay(args)
+        if args.command in ("stats", "eval"):
+            from k1412_ls.experiments.commands import run_command
+
+            return run_command(args)
         if args.command == "undo":
             return _cmd_undo(args)
         return _cmd_lsp(args)
@@ -145,6 +172,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     request = RunRequest(
         task=args.task, workspace=workspace, model=args.model, user=args.user or _default_user(),
         conversation=args.conversation, events_file=events_file, approver=terminal_approver(),
+        max_cost=args.max_cost, max_tokens=args.max_tokens,
     )
     live = sys.stderr.isatty()
     sinks = [TerminalSink(sys.stderr)] if live else []
@@ -202,6 +230,10 @@ def _print_verdict(result: RunResult, out: TextIO) -> None:
     out.write(f"{describe_verification(result.evidence)}\n")
     if result.files_changed:
         out.write("files changed: " + ", ".join(result.files_changed) + "\n")
+    from k1412_ls.core.cost import Cost, describe_cost
+
+    tokens = int(result.usage.get("prompt_tokens", 0)) + int(result.usage.get("completion_tokens", 0))
+    out.write(f"cost: {describe_cost(Cost.from_dict(result.cost))} ({tokens:,} tokens)\n")
     out.write(f"events: {result.events_path}\n")
 
 

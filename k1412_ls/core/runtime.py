@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from k1412_ls.config import K1412Config, ModelSpec
+from k1412_ls.config import ConfigError, K1412Config, ModelSpec
 from k1412_ls.core.agent import AgentLoop, failure_message
 from k1412_ls.core.context import ContextPolicy
+from k1412_ls.core.cost import Budget, RunMeter
 from k1412_ls.core.delegation import DELEGATION_TOOLS, SUB_AGENT_MAX_ITERATIONS, Delegator, SubAgentOutcome
 from k1412_ls.core.events import Emitter, EventBus, EventSink, JsonlSink
 from k1412_ls.core.evidence_binding import BoundGate, files_changed
@@ -63,6 +64,11 @@ class RunRequest:
     max_iterations: int | None = None
     # Asks the user about commands the approval policy will not decide alone (editor prompt, terminal).
     approver: Approver | None = None
+    # The run's budget; None takes the configuration's [budget].
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    # More experiment ids for every event's meta (``k1412 eval``: experiment and arm).
+    meta: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -94,6 +100,19 @@ class Runtime:
         spec = self.config.model_spec(model_id)
         return spec, self.model_factory(self.config, spec)
 
+    def budget_for(self, request: RunRequest, spec: ModelSpec) -> Budget:
+        """The run's budget: the request's limits over the configuration's; ConfigError if it cannot be kept."""
+        configured = self.config.budget
+        budget = Budget(configured.max_cost if request.max_cost is None else request.max_cost,
+                        configured.max_tokens if request.max_tokens is None else request.max_tokens)
+        if budget.max_cost is not None and spec.pricing is None:
+            raise ConfigError(
+                f"Model '{spec.id}' has no pricing, so a cost budget (max_cost) cannot be kept; add "
+                "pricing = { input = ..., cached_input = ..., output = ... } to the model, or use a token budget "
+                "(--max-tokens)."
+            )
+        return budget
+
     def cancel(self, run_id: str) -> bool:
         """Cancel a run in flight; True if it was running."""
         active = self._active.get(run_id)
@@ -110,6 +129,7 @@ class Runtime:
                   model: tuple[ModelSpec, ChatModel] | None = None) -> RunResult:
         """Run one task to its end and return the result object. Raises ConfigError only before starting."""
         spec, chat_model = model or self.resolve_model(request.model)
+        budget = self.budget_for(request, spec)
         run_id = run_id or self.new_run_id()
         conversation = request.conversation or f"c-{uuid.uuid4().hex[:12]}"
         current = asyncio.current_task()
@@ -124,6 +144,9 @@ class Runtime:
         if request.events_file:
             hide_from_commands(request.events_file)  # a command must not forge the copy either
         bus = EventBus(run_id, request.user, conversation, redactor, [jsonl, *extra_files, *sinks])
+        bus.meta.update(request.meta)
+        if budget:
+            bus.meta["budget"] = budget.describe()  # a budget can end a run early: results say so
         # Pre-images of every path the run changes, for `k1412 undo` (k1412_ls/tools/preimages.py).
         limits = self.config.undo.limits()
         journal = RunJournal(run_id, request.workspace, self.state_dir, limits)
@@ -173,6 +196,8 @@ class _Run:
         # One budget per run: a window a provider states holds for the root agent and its sub-agents.
         self.budget = ContextBudget(self.spec.context_chars)
         self.guards = GuardState(workspace_root=str(self.workspace.root))  # shared with sub-agents
+        # Tokens, cost and budget of the whole run, root and sub-agents.
+        self.meter = RunMeter(spec.pricing, runtime.budget_for(request, spec))
 
     def _context(self, services: dict[str, Any]) -> ToolContext:
         return ToolContext(
@@ -227,7 +252,7 @@ class _Run:
                 SUB_AGENT_MAX_ITERATIONS if request.role else self.spec.max_iterations)
             max_iterations = self.runtime.caps.iterations(requested, depth=1 if request.role else 0)
             self.loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, self.emit, self.gate,
-                                  max_iterations, budget=self.budget)
+                                  max_iterations, budget=self.budget, meter=self.meter)
             await self.loop.run(messages)
             raise RunFailed("The agent loop ended without a verdict.")
         except RunEnded as ended:
@@ -295,11 +320,13 @@ class _Run:
         loop = self.loop
         evidence = self.gate.state()
         changed = files_changed(self.bus.history)
-        usage = loop.usage.as_dict() if loop else {"prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0}
+        usage = loop.usage.as_dict() if loop else {"prompt_tokens": 0, "completion_tokens": 0, "reasoning_tokens": 0,
+                                                   "cached_tokens": 0}
         iterations = loop.iterations if loop else 0
         message = self.bus.redactor.text(ended.message)
+        cost = self.meter.cost.as_dict()
         payload = {"status": ended.status, "message": message[:4000], "evidence": evidence,
-                   "files_changed": changed, "iterations": iterations, "usage": usage}
+                   "files_changed": changed, "iterations": iterations, "usage": usage, "cost": cost}
         # Every run ends with exactly one run.<status> event carrying the result summary.
         self.emit(f"run.{ended.status}", payload)
         state = self.runtime.state
@@ -311,7 +338,7 @@ class _Run:
                 pass
         return RunResult(run_id=self.bus.run_id, status=ended.status, message=message, evidence=evidence,
                          files_changed=changed, iterations=iterations, usage=usage,
-                         conversation=self.conversation)
+                         conversation=self.conversation, cost=cost)
 
     async def _run_child(self, agent_id: str, role: str, task: str, write: bool,
                          parent: ToolContext) -> SubAgentOutcome:
@@ -333,7 +360,8 @@ class _Run:
                               unavailable=self._unavailable_reason(write, sub_agent=True),
                               max_calls=self.runtime.caps.max_calls_per_response)
         loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, emit, gate,
-                         self.runtime.caps.iterations(SUB_AGENT_MAX_ITERATIONS, depth=1), budget=self.budget)
+                         self.runtime.caps.iterations(SUB_AGENT_MAX_ITERATIONS, depth=1), budget=self.budget,
+                         meter=self.meter)
         messages = self.runtime.context_policy.prepare(
             [], f"You are a sub-agent with the role: {role}. Do exactly this task and report back:\n\n{task}",
             self.budget.chars).messages
@@ -350,7 +378,8 @@ class _Run:
             self.loop.usage.add(loop.usage)
         message = self.bus.redactor.text(ended.message)
         emit("agent.completed", {"agent_id": agent_id, "status": ended.status, "message": message[:2000],
-                                 "iterations": loop.iterations, "evidence": gate.state()})
+                                 "iterations": loop.iterations, "evidence": gate.state(),
+                                 "usage": loop.usage.as_dict(), "cost": loop.cost.as_dict()})
         gate.detach()
         return SubAgentOutcome(agent_id, ended.status, message, loop.iterations)
 

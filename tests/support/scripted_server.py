@@ -149,6 +149,10 @@ class ScriptedServer:
                 self._script.pop(0)
             return copy.deepcopy(step)
 
+    def step_for(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The step that answers this request: the script's next (subclasses may choose by the request)."""
+        return self._next_step()
+
     def _new_reply(self, step: dict[str, Any]) -> Reply:
         with self._lock:
             return Reply(step, self._calls)
@@ -251,7 +255,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
             self.scripted.refused += 1
             self._send_json(400, refusal_body(self.scripted.refusal, request_chars(body), limit))
             return
-        step = self.scripted._next_step()
+        step = self.scripted.step_for(body)
         if step is None:
             self._error(500, "script exhausted: the test sent more chat requests than its script has steps", "server_error")
             return
