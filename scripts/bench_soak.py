@@ -9,7 +9,10 @@ final answer) through ``workspace/executeCommand k1412.runTask``, with a work-do
   result types, progress tokens, runs in flight) at the first and the last run;
 * open file descriptors and threads after warm-up and at the end;
 * wall time of the first run against the median of later runs;
-* idle RSS and start -> ``initialize`` reply for k1412 and jedi-language-server (median of 3).
+* idle RSS and start -> ``initialize`` reply for k1412 and jedi-language-server (median of 3);
+* building one model request at history lengths 10, 100 and 400 messages: the SDK's own path
+  (``maybe_transform`` + JSON, what ``chat.completions.create`` does) against K1412's
+  :class:`BodyEncoder` along a growing run.
 
 Usage: python scripts/bench_soak.py [--runs 500] [--warmup 50]
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import statistics
@@ -108,6 +112,42 @@ async def idle_round(name: str, env: dict[str, str], root: Path) -> tuple[float,
     return elapsed, rss
 
 
+def request_building(lengths: tuple[int, ...] = (10, 100, 400)) -> dict[int, tuple[float, float]]:
+    """Median ms to build one request body at each history length: (SDK path, BodyEncoder)."""
+    from openai._utils import maybe_transform
+    from openai._utils._json import openapi_dumps
+    from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
+
+    from k1412_ls.models.request_body import BodyEncoder
+
+    tools = [{"type": "function", "function": {"name": f"tool_{i}", "description": "d" * 200, "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}}}}} for i in range(20)]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "rules " * 500}, {"role": "user", "content": "task"}]
+    encoder = BodyEncoder()
+    figures: dict[int, tuple[float, float]] = {}
+    step = 0
+    while len(messages) < max(lengths):
+        call = {"id": f"call_{step}", "type": "function",
+                "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/m{step}.py"})}}
+        messages.append({"role": "assistant", "content": "Reading.", "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"call_{step}", "content": "x = 1  # ✓\n" * 150})
+        step += 1
+        params = {"model": "m", "messages": messages, "tools": tools, "tool_choice": "auto", "max_tokens": 4096,
+                  "stream": True, "stream_options": {"include_usage": True}}
+        encoder.encode(params)  # the run's earlier requests
+        if len(messages) in lengths:
+            sdk, ours = [], []
+            for _ in range(5):
+                began = time.perf_counter()
+                openapi_dumps(maybe_transform(params, CompletionCreateParamsStreaming))
+                sdk.append(time.perf_counter() - began)
+                began = time.perf_counter()
+                encoder.encode(params)
+                ours.append(time.perf_counter() - began)
+            figures[len(messages)] = (statistics.median(sdk) * 1000, statistics.median(ours) * 1000)
+    return figures
+
+
 async def main(runs: int, warmup: int) -> None:
     script = [step for index in range(runs) for step in run_script(index)]
     with tempfile.TemporaryDirectory() as tmp, ScriptedServer(script) as model:
@@ -143,6 +183,13 @@ async def main(runs: int, warmup: int) -> None:
         print(f"{name:<6} start -> initialize reply {elapsed * 1000:.0f} ms, idle RSS {idle_rss / 1024:.1f} MiB")
     print(f"ratio k1412/jedi: start {med['k1412'][0] / med['jedi'][0]:.2f}, "
           f"idle RSS {med['k1412'][1] / med['jedi'][1]:.2f} (target <= 0.85 each)")
+    building = request_building()
+    for length, (sdk, ours) in building.items():
+        print(f"request body at {length:>3} messages: SDK transform + JSON {sdk:7.2f} ms, "
+              f"K1412 BodyEncoder {ours:6.3f} ms")
+    first, last = building[min(building)], building[max(building)]
+    print(f"growth {min(building)} -> {max(building)} messages: SDK {last[0] / first[0]:.1f}x, "
+          f"K1412 {last[1] / first[1]:.1f}x")
 
 
 if __name__ == "__main__":

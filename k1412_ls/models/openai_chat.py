@@ -82,12 +82,15 @@ from k1412_ls.models.reply import (
     reply_from_completion,
     stream_error_of,
 )
+from k1412_ls.models.request_body import BodyEncoder
 
 # The SDK honours a server's Retry-After up to this many seconds (openai._constants).
 _MAX_RETRY_AFTER_S = 120.0
 _DEADLINE_SLACK_S = 5.0
 _NO_KEY_PLACEHOLDER = "k1412-no-key"  # never sent: the Authorization header is omitted per request
 _MESSAGE_LIMIT = 200
+# Keyword arguments of ``chat.completions.create`` that are request options, not body fields.
+_OPTION_KEYS = ("extra_headers", "extra_body")
 
 _STATUS_LABELS = {
     400: "bad request",
@@ -147,6 +150,7 @@ class OpenAIChatModel:
         self.stream = stream
         self._has_key = bool(api_key)
         self._seen_call_ids: set[str] = set()  # tool-call ids already handed out: a repeat gets a fresh id
+        self._body = BodyEncoder()  # each message is encoded once while the window holds it
         self._redactor = redactor or Redactor.from_environment()
         if api_key:
             self._redactor.add(api_key)
@@ -244,16 +248,32 @@ class OpenAIChatModel:
         # Transport errors raised mid-stream are not wrapped by the SDK.
         return ModelError(self._unexpected_line(exc))
 
+    async def _create(self, params: dict[str, Any]) -> Any:
+        """``chat.completions.create(**params)`` with the body encoded by :class:`BodyEncoder`.
+
+        The SDK's documented way to send a request it does not shape itself (``client.post``);
+        the answer is parsed by the same classes ``create`` uses.
+        """
+        fields = {key: value for key, value in params.items() if key not in _OPTION_KEYS}
+        fields.update(params.get("extra_body") or {})
+        options: dict[str, Any] = {"security": {"bearer_auth": True}}  # as create(): no admin key, ever
+        if params.get("extra_headers"):
+            options["headers"] = params["extra_headers"]
+        return await self._client.post(
+            "/chat/completions", content=self._body.encode(fields), options=options,  # type: ignore[arg-type]
+            cast_to=openai.types.chat.ChatCompletion, stream=bool(params.get("stream")),
+            stream_cls=openai.AsyncStream[openai.types.chat.ChatCompletionChunk])
+
     async def _request(self, params: dict[str, Any]) -> ModelReply:
         if not params.get("stream"):
-            completion = await self._client.chat.completions.create(**params)
+            completion = await self._create(params)
             self._raise_error_object(completion, "instead of a reply")
             what = describe_non_completion(self._redactor.text(completion) if isinstance(completion, str)
                                            else completion)
             if what is not None:
                 raise self._not_a_completion(what)
             return reply_from_completion(completion, self._seen_call_ids)
-        stream = await self._client.chat.completions.create(**params)
+        stream = await self._create(params)
         content_type = str(stream.response.headers.get("content-type", ""))
         if "html" in content_type.lower():
             # A page, not an event stream (other types are left to the SDK: some servers mislabel theirs).
