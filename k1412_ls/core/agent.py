@@ -104,6 +104,9 @@ class AgentLoop:
                 self._check_budget(dropped=calls)
                 reply.tool_calls = calls
                 window.append(reply.assistant_message(self.model.carries_reasoning))
+                note = getattr(self.ctx.documents, "note_reason", None)
+                if note is not None:
+                    note(self.ctx.redactor.text(reply.content))  # the description of this batch's edits in the editor
                 outcomes = await self.scheduler.run_batch(calls, self.ctx)
                 for outcome in outcomes:
                     window.append({"role": "tool", "tool_call_id": outcome.call.id,

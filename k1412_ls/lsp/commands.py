@@ -60,6 +60,12 @@ class CancelRunArgs(_Args):
     run_id: str = Field(min_length=1)
 
 
+class UndoRunArgs(_Args):
+    """``k1412.undoRun``: a run id, or none for the latest run in the workspace not undone yet."""
+
+    run_id: str | None = Field(default=None, min_length=1)
+
+
 class ListModelsArgs(_Args):
     """``k1412.listModels`` takes no keys."""
 

@@ -48,6 +48,8 @@ from k1412_ls.tools.registry import ToolError
 T = TypeVar("T")
 
 APPLY_TIMEOUT_S = 30.0
+APPLY_ACTION = "Apply"
+REJECT_ACTION = "Reject"
 CONFIRM_TIMEOUT_S = 600.0  # the user is reviewing the edit
 BUFFER_SYNC_TIMEOUT_S = 2.0
 
@@ -85,6 +87,16 @@ class EditorDocumentStore:
         self.resource_ops = set(get_capability(caps, "workspace.workspace_edit.resource_operations", None) or [])
         self.annotations = get_capability(caps, "workspace.workspace_edit.change_annotation_support", None) is not None
         self.encoding = str(server.workspace.position_encoding or "utf-16")
+        self.reason = ""  # what the model said before its current tool calls (the edits' description)
+
+    def note_reason(self, text: str) -> None:
+        """The model's stated reason for the tool calls it is about to make (shown with their edits)."""
+        self.reason = " ".join(text.split())[:500]
+
+    def buffer_text(self, path: Path) -> str | None:
+        """The open buffer's text (None when closed), without touching the read versions."""
+        buffer = self._on_loop(lambda: self._buffer(path))
+        return buffer.text if buffer is not None else None
 
     # -- reading ---------------------------------------------------------------------------
     def read(self, path: Path) -> Snapshot:
@@ -100,6 +112,7 @@ class EditorDocumentStore:
     def write(self, path: Path, text: str, *, bom: bool = False, label: str = "",
               expect: str | None = None) -> None:
         if not self.apply_edit:
+            self._confirm_disk_change(label, path)
             self.disk.write(path, text, bom=bom, expect=expect)
             return
         buffer = self._on_loop(lambda: self._buffer(path))
@@ -125,6 +138,8 @@ class EditorDocumentStore:
                 ours = (BOM if bom else b"") + text.encode("utf-8", "surrogatepass")
                 if created in (bytes_version(b""), bytes_version(ours)):
                     checked = created
+            else:
+                self._confirm_disk_change(label, path)  # the editor has no say in a file it cannot create
         # Without file-creation support the editor has no buffer to update: the disk is the truth.
         # The disk must still be what was checked before the round trip to the editor.
         try:
@@ -169,6 +184,8 @@ class EditorDocumentStore:
                                           annotation_id=self._annotation_id())], label, path)
             if not os.path.lexists(path):
                 return  # the editor deleted it
+        else:
+            self._confirm_disk_change(label, path)
         self.disk.delete(path)
 
     def rename(self, source: Path, target: Path, *, label: str = "") -> None:
@@ -180,6 +197,8 @@ class EditorDocumentStore:
                                           annotation_id=self._annotation_id())], label, source)
             if not os.path.lexists(source) and os.path.lexists(target):
                 return  # the editor moved it
+        else:
+            self._confirm_disk_change(label, source)
         self.disk.rename(source, target)
 
     # -- edits -----------------------------------------------------------------------------
@@ -203,9 +222,10 @@ class EditorDocumentStore:
     def _workspace_edit(self, changes: list[Any], label: str) -> types.WorkspaceEdit:
         annotations = None
         if self.annotations:
+            # Label: the tool call; description: why the model made it (VS Code shows both in its preview).
             annotations = {c.EDIT_ANNOTATION_ID: types.ChangeAnnotation(
-                label=self.options.label, needs_confirmation=self.options.confirm,
-                description=label or None)}
+                label=label or self.options.label, needs_confirmation=self.options.confirm,
+                description=self.reason or None)}
         if self.document_changes:
             return types.WorkspaceEdit(document_changes=changes, change_annotations=annotations)
         # Clients without documentChanges (e.g. Neovim's advertised set) take plain per-URI edits.
@@ -221,6 +241,8 @@ class EditorDocumentStore:
         params = types.ApplyWorkspaceEditParams(edit=self._workspace_edit(changes, label), label=title)
         if self._on_loop_thread():
             raise ToolError("Edits cannot be applied from the editor thread; retry the tool call.")
+        if self.options.confirm and not self.annotations:
+            self._confirm(title, path)
         future = asyncio.run_coroutine_threadsafe(self.server.workspace_apply_edit_async(params), self.loop)
         deadline = time.monotonic() + (CONFIRM_TIMEOUT_S if self.options.confirm else APPLY_TIMEOUT_S)
         rel = self._rel(path)
@@ -246,6 +268,35 @@ class EditorDocumentStore:
                 f"The editor refused the edit to {rel}{reason}; nothing was written, so read the file "
                 f"again and ask before retrying."
             )
+
+    def _confirm_disk_change(self, label: str, path: Path) -> None:
+        """With ``confirmEdits``, a change the editor cannot be sent (no resource operations) is asked about."""
+        if self.options.confirm:
+            self._confirm(f"{self.options.label}: {label}" if label else self.options.label, path)
+
+    def _confirm(self, title: str, path: Path) -> None:
+        """Ask before an edit when the client cannot preview annotated edits (Neovim): one prompt per batch."""
+        rel = self._rel(path)
+        why = f"\n{self.reason}" if self.reason else ""
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Info, message=f"{title}{why}\nApply this change to {rel}?",
+            actions=[types.MessageActionItem(title=APPLY_ACTION), types.MessageActionItem(title=REJECT_ACTION)])
+        future = asyncio.run_coroutine_threadsafe(self.server.window_show_message_request_async(params), self.loop)
+        deadline = time.monotonic() + CONFIRM_TIMEOUT_S
+        answer = None
+        while True:
+            try:
+                answer = future.result(timeout=0.05)
+                break
+            except concurrent.futures.TimeoutError:
+                if self.closed.is_set() or time.monotonic() > deadline:
+                    future.cancel()
+                    break
+            except Exception:
+                break
+        if answer is None or answer.title != APPLY_ACTION:
+            raise ToolError(f"The user rejected the edit to {rel}; nothing was written. Do not retry it: say what "
+                            f"you wanted to change and ask the user how to go on.")
 
     def _wait_for_buffer(self, path: Path, text: str) -> OpenBuffer | None:
         """Wait briefly for the editor's didChange that follows an applied edit."""

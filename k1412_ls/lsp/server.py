@@ -241,6 +241,14 @@ def cancel_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
     return {"run_id": args.run_id, "cancelled": ls.runs.cancel(args.run_id)}
 
 
+async def undo_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
+    from k1412_ls.lsp.commands import UndoRunArgs, parse_args
+    from k1412_ls.lsp.undo import undo_run as undo
+
+    args = parse_args(c.CMD_UNDO_RUN, arguments, UndoRunArgs, optional=True)
+    return await undo(ls, ls.runs, args.run_id)
+
+
 def list_models(ls: K1412LanguageServer, *arguments: Any) -> list[dict[str, Any]]:
     from k1412_ls.cli import models_payload
     from k1412_ls.locations import ConfigError
@@ -266,6 +274,7 @@ def build_server() -> K1412LanguageServer:
     server.command(c.CMD_DELEGATE)(delegate)
     server.command(c.CMD_CANCEL_RUN)(cancel_run)
     server.command(c.CMD_LIST_MODELS)(list_models)
+    server.command(c.CMD_UNDO_RUN)(undo_run)
     return server
 
 

@@ -185,6 +185,24 @@ def plan_undo(state: Path, run_id: str, *, buffers: Mapping[str, str] | None = N
     return plan
 
 
+def latest_run(state: Path, root: Path) -> str | None:
+    """The most recent run in the workspace at ``root`` with paths not undone yet."""
+    best: tuple[float, str] | None = None
+    real = os.path.realpath(root)
+    for path in (undo_home(state) / "runs").glob("*.json"):
+        data = read_json(path)
+        if not isinstance(data, dict) or not isinstance(data.get("paths"), dict):
+            continue
+        if os.path.realpath(str(data.get("workspace") or "")) != real or not valid_run_id(path.stem):
+            continue
+        if not any(isinstance(e, dict) and not e.get("undone") for e in data["paths"].values()):
+            continue
+        started = float(data.get("started") or 0)
+        if best is None or started > best[0]:
+            best = (started, path.stem)
+    return best[1] if best else None
+
+
 def _logged_changes(state: Path, run_id: str) -> bool:
     """Whether the run's log says it changed files (its end event, or any command or write fact)."""
     try:

@@ -36,6 +36,10 @@ vim.api.nvim_create_user_command('K1412Cancel', function(args)
   require('k1412').cancel(args.args)
 end, { nargs = '?', complete = run_ids, desc = 'K1412: cancel the active run (or the given run id)' })
 
+vim.api.nvim_create_user_command('K1412Undo', function(args)
+  require('k1412').undo(args.args)
+end, { nargs = '?', complete = run_ids, desc = 'K1412: undo a run (default: the latest one not undone yet)' })
+
 vim.api.nvim_create_user_command('K1412Log', function(args)
   require('k1412').log(args.args)
 end, { nargs = '?', complete = run_ids, desc = "K1412: show a run's events (default: the latest run)" })

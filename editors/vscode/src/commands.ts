@@ -10,6 +10,7 @@ import {
   PALETTE_RESTART_SERVER,
   PALETTE_RUN_TASK,
   PALETTE_SHOW_LOG,
+  PALETTE_UNDO_LAST_RUN,
   SETTINGS_SECTION,
 } from './constants';
 import { clip } from './events';
@@ -110,5 +111,6 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     vscode.commands.registerCommand(PALETTE_CANCEL_RUN, () => cancelRun(deps)),
     vscode.commands.registerCommand(PALETTE_SHOW_LOG, () => deps.output.show(true)),
     vscode.commands.registerCommand(PALETTE_RESTART_SERVER, () => deps.restart()),
+    vscode.commands.registerCommand(PALETTE_UNDO_LAST_RUN, () => deps.launcher.undo()),
   );
 }

@@ -9,7 +9,8 @@ export const CMD_RUN_TASK = 'k1412.runTask';
 export const CMD_DELEGATE = 'k1412.delegate';
 export const CMD_CANCEL_RUN = 'k1412.cancelRun';
 export const CMD_LIST_MODELS = 'k1412.listModels';
-export const COMMANDS = [CMD_RUN_TASK, CMD_DELEGATE, CMD_CANCEL_RUN, CMD_LIST_MODELS] as const;
+export const CMD_UNDO_RUN = 'k1412.undoRun';
+export const COMMANDS = [CMD_RUN_TASK, CMD_DELEGATE, CMD_CANCEL_RUN, CMD_LIST_MODELS, CMD_UNDO_RUN] as const;
 
 export const NOTIFY_EVENT = 'k1412/event';
 
@@ -32,6 +33,7 @@ export const PALETTE_RUN_TASK = 'k1412.palette.runTask';
 export const PALETTE_CANCEL_RUN = 'k1412.palette.cancelRun';
 export const PALETTE_SHOW_LOG = 'k1412.palette.showLog';
 export const PALETTE_RESTART_SERVER = 'k1412.palette.restartServer';
+export const PALETTE_UNDO_LAST_RUN = 'k1412.palette.undoLastRun';
 
 /** Client-only setting: how to start the server. */
 export const SETTING_SERVER_COMMAND = 'server.command';

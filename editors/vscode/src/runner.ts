@@ -4,10 +4,11 @@ import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, ProgressToken } from 'vscode-languageclient/node';
 
 import { ServerProgress } from './client';
-import { CMD_CANCEL_RUN, PALETTE_SHOW_LOG } from './constants';
+import { CMD_CANCEL_RUN, CMD_UNDO_RUN, PALETTE_SHOW_LOG } from './constants';
 import { clip, evidenceText } from './events';
 import { RunResult, isRunResult, verdictOf } from './result';
 import { RunTracker, RunView, progressTitleMatches } from './runState';
+import { describeUndo, isUndoResult } from './undo';
 
 const REQUEST_CANCELLED = -32800;
 
@@ -127,14 +128,41 @@ export class RunLauncher {
     }
   }
 
+  /** Undo a run (default: the latest one in the workspace not undone yet) and say what happened. */
+  async undo(runId?: string): Promise<void> {
+    const client = this.client();
+    if (client === undefined) {
+      void vscode.window.showErrorMessage('The K1412 server is not running, so nothing can be undone.');
+      return;
+    }
+    let result: unknown;
+    try {
+      result = await client.sendRequest(ExecuteCommandRequest.type,
+        { command: CMD_UNDO_RUN, arguments: [runId === undefined ? {} : { run_id: runId }] });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`K1412 could not undo: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    if (!isUndoResult(result)) {
+      void vscode.window.showErrorMessage('K1412 returned an undo result this extension cannot read; update it.');
+      return;
+    }
+    const shown = describeUndo(result);
+    this.output.appendLine(`== undo: ${shown.text}`);
+    void (shown.severity === 'info' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage)(shown.text);
+  }
+
   private showVerdict(result: RunResult): void {
     const verdict = verdictOf(result);
     this.output.appendLine(`== ${verdict.text}`);
-    const actions = ['Show log', ...(result.events_path ? ['Open event log'] : [])];
+    const undo = result.files_changed.length > 0 ? ['Undo'] : [];
+    const actions = [...undo, 'Show log', ...(result.events_path ? ['Open event log'] : [])];
     const show = verdict.severity === 'error' ? vscode.window.showErrorMessage
       : verdict.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
     void show(verdict.text, ...actions).then(async (choice) => {
-      if (choice === 'Show log') {
+      if (choice === 'Undo') {
+        await this.undo(result.run_id);
+      } else if (choice === 'Show log') {
         await vscode.commands.executeCommand(PALETTE_SHOW_LOG);
       } else if (choice === 'Open event log') {
         await vscode.window.showTextDocument(vscode.Uri.file(result.events_path));

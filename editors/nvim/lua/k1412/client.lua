@@ -132,6 +132,30 @@ function M.cancel_run(run_id)
     end)
 end
 
+--- Undo a run through k1412.undoRun: buffers and files go back to their state before it, except paths
+--- changed since (listed with the reason).
+--- @param run_id string?
+function M.undo(run_id)
+  local client = M.get()
+  if not client then
+    return
+  end
+  local args = (run_id and run_id ~= '') and { run_id = run_id } or vim.empty_dict()
+  client:request('workspace/executeCommand', { command = C.CMD_UNDO_RUN, arguments = { args } },
+    function(err, result)
+      if err or type(result) ~= 'table' then
+        vim.notify('K1412 could not undo: ' .. tostring(err and err.message or 'no result'), vim.log.levels.ERROR)
+        return
+      end
+      local lines = { result.message }
+      for _, refused in ipairs(result.refused or {}) do
+        lines[#lines + 1] = ('  refused %s: %s'):format(refused.path, refused.reason)
+      end
+      vim.notify(table.concat(lines, '\n'), result.ok and vim.log.levels.INFO or vim.log.levels.WARN)
+      vim.api.nvim_exec_autocmds('User', { pattern = 'K1412UndoDone', data = result })
+    end)
+end
+
 --- Cancel `run_id`, or the active run (asking which when several are going).
 --- @param run_id string?
 function M.cancel(run_id)

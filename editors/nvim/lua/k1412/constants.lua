@@ -9,6 +9,7 @@ M.CMD_RUN_TASK = 'k1412.runTask'
 M.CMD_DELEGATE = 'k1412.delegate'
 M.CMD_CANCEL_RUN = 'k1412.cancelRun'
 M.CMD_LIST_MODELS = 'k1412.listModels'
+M.CMD_UNDO_RUN = 'k1412.undoRun'
 
 M.NOTIFY_EVENT = 'k1412/event'
 

@@ -44,6 +44,13 @@ function M.cancel(run_id)
   require('k1412.client').cancel(run_id)
 end
 
+--- Undo `run_id` (default: the latest run in the workspace not undone yet); the outcome arrives with
+--- vim.notify and the `User K1412UndoDone` autocommand.
+--- @param run_id string?
+function M.undo(run_id)
+  require('k1412.client').undo(run_id)
+end
+
 --- Open the event log of `run_id` (default: the latest run).
 --- @param run_id string?
 function M.log(run_id)
