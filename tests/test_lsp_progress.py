@@ -88,3 +88,24 @@ async def test_two_runs_in_flight_keep_separate_streams_and_the_server_answers_m
             assert isinstance(reports[-1], types.WorkDoneProgressEnd)
             seqs = [e.seq for e in session.events if e.run_id == result["run_id"]]
             assert seqs == list(range(1, len(seqs) + 1))
+
+
+async def test_delegate_progress_names_the_missing_evidence_once_per_message(tmp_path: Path) -> None:
+    # The review first answers without reading anything: the rejection and every later report carry
+    # the verification state, and each says it once.
+    script = [
+        {"content": "Looks fine to me."},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "calc.py"}}]},
+        {"content": "Reviewed: divide() does not handle b == 0."},
+    ]
+    async with lsp_session(tmp_path, script) as session:
+        (session.root / "calc.py").write_text("def divide(a, b):\n    return a / b\n", encoding="utf-8")
+        uri = session.editor.open(session.root / "calc.py")
+        selection = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 16}}
+        result = await session.command(c.CMD_DELEGATE, {"uri": uri, "range": selection}, token="tok-review")
+        assert result["status"] == "completed", result
+        messages = [r.message for r in session.client.progress_reports["tok-review"][1:-1]]
+        rejected = [m for m in messages if "completion rejected" in m]
+        assert rejected and "missing:" in rejected[0], messages
+        for message in messages:
+            assert message.count("evidence ") <= 1 and message.count("missing:") <= 1, message

@@ -58,7 +58,9 @@ def event_message(event: Event, verification: Mapping[str, Any] | None) -> str:
     if event.type.startswith("run.") and event.type != "run.created":
         return line  # the verdict line already names the evidence
     state = describe_verification(verification)
-    return f"{line} · {state}" if state else line
+    if not state or state in line:  # completion.* lines already name their evidence
+        return line
+    return f"{line} · {state}"
 
 
 class RunReporter:

@@ -43,7 +43,7 @@ async function runTask(deps: CommandDeps): Promise<void> {
     void vscode.window.showWarningMessage(err instanceof Error ? err.message : String(err));
     return;
   }
-  await deps.launcher.run(CMD_RUN_TASK, args, `K1412: ${clip(args.task, 60)}`, args.task);
+  await deps.launcher.run(CMD_RUN_TASK, args, `K1412: ${clip(args.task, 60)}`);
 }
 
 async function cancelRun(deps: CommandDeps): Promise<void> {
@@ -101,7 +101,7 @@ export async function delegateFromCodeAction(launcher: RunLauncher, args: unknow
     return undefined;
   }
   const title = delegateArgs.task !== undefined ? `K1412 sub-agent: ${clip(delegateArgs.task, 60)}` : 'K1412 sub-agent: review';
-  return launcher.run(CMD_DELEGATE, delegateArgs, title, delegateArgs.task ?? '');
+  return launcher.run(CMD_DELEGATE, delegateArgs, title);
 }
 
 /** Register the palette commands; their ids differ from the server's command ids on purpose. */

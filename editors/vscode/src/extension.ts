@@ -8,7 +8,7 @@ import { OUTPUT_CHANNEL_NAME, SETTINGS_SECTION, SETTING_SERVER_COMMAND } from '.
 import { isK1412Event, renderEvent } from './events';
 import { RunLauncher } from './runner';
 import { RunTracker } from './runState';
-import { RunStatusBar } from './statusBar';
+import { RunStatusBar, SHOW_SERVER_LOG_COMMAND } from './statusBar';
 
 let manager: ClientManager | undefined;
 
@@ -17,10 +17,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const output = vscode.window.createOutputChannel(OUTPUT_CHANNEL_NAME);
   const tracker = new RunTracker();
   const launcher = new RunLauncher(() => manager?.current, tracker, output);
+  const statusBar = new RunStatusBar(tracker);
   manager = new ClientManager(
     {
       delegate: (args) => delegateFromCodeAction(launcher, args),
-      progress: (token, value) => launcher.serverProgress(token, value),
+      serverState: (state) => statusBar.setServer(state),
     },
     (event) => {
       if (isK1412Event(event)) {
@@ -30,7 +31,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     },
   );
   const clients = manager;
-  context.subscriptions.push(output, new RunStatusBar(tracker), clients);
+  context.subscriptions.push(output, statusBar, clients,
+    vscode.commands.registerCommand(SHOW_SERVER_LOG_COMMAND, () => clients.showServerLog()));
   registerCommands(context, { launcher, tracker, output, restart: () => clients.restart() });
   context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((change) => {
     // The other k1412 settings reach the running server through didChangeConfiguration.

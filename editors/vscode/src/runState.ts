@@ -4,7 +4,6 @@
  * Pure: no `vscode` import.
  */
 
-import { PROGRESS_TITLE_PREFIX } from './constants';
 import { EvidenceState, K1412Event, clip, evidenceOf, evidenceText, eventDetail } from './events';
 import { RunResult, RunStatus } from './result';
 
@@ -172,18 +171,14 @@ export function statusText(view: RunView | undefined, activeCount = view?.status
 }
 
 /**
- * True when a work-done progress title is the server's title for `task`: the prefix plus the task on one
- * line, possibly clipped with an ellipsis.
+ * The progress line for a run built from its events (used until the server's own progress reports arrive):
+ * the latest activity, then the verification state unless the activity already names it.
  */
-export function progressTitleMatches(title: string, task: string): boolean {
-  const wanted = task.split(/\s+/).filter((word) => word !== '').join(' ');
-  if (wanted === '' || !title.startsWith(PROGRESS_TITLE_PREFIX)) {
-    return false;
+export function progressMessage(view: RunView): string {
+  const activity = clip(view.activity, 100);
+  if (view.evidence === undefined) {
+    return activity;
   }
-  const shown = title.slice(PROGRESS_TITLE_PREFIX.length);
-  if (shown.endsWith('…')) {
-    const head = shown.slice(0, -1);
-    return head !== '' && wanted.startsWith(head);
-  }
-  return shown === wanted;
+  const evidence = evidenceText(view.evidence);
+  return view.activity.includes(evidence) ? clip(view.activity, 160) : `${activity} · ${evidence}`;
 }

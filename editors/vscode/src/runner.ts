@@ -1,47 +1,34 @@
 /** Running a server command as a cancellable notification, and showing its verdict. */
 
-import * as vscode from 'vscode';
-import { ExecuteCommandRequest, LanguageClient, ProgressToken } from 'vscode-languageclient/node';
+import { randomUUID } from 'node:crypto';
 
-import { ServerProgress } from './client';
+import * as vscode from 'vscode';
+import { ExecuteCommandRequest, LanguageClient, WorkDoneProgress } from 'vscode-languageclient/node';
+
 import { CMD_CANCEL_RUN, CMD_UNDO_RUN, PALETTE_SHOW_LOG } from './constants';
-import { clip, evidenceText } from './events';
 import { RunResult, isRunResult, verdictOf } from './result';
-import { RunTracker, RunView, progressTitleMatches } from './runState';
+import { RunTracker, progressMessage } from './runState';
+import { changedPaths, diskHoldsBuffer } from './tabs';
 import { describeUndo, isUndoResult } from './undo';
 
 const REQUEST_CANCELLED = -32800;
 
-type ProgressListener = (token: ProgressToken, value: ServerProgress) => void;
-
-function progressMessage(view: RunView): string {
-  const evidence = view.evidence !== undefined ? ` · ${evidenceText(view.evidence)}` : '';
-  return `${clip(view.activity, 100)}${evidence}`;
-}
-
 /** Starts runs on the server with a cancellable progress notification and reports how they ended. */
 export class RunLauncher {
-  private readonly progressListeners = new Set<ProgressListener>();
-
   constructor(
     private readonly client: () => LanguageClient | undefined,
     private readonly tracker: RunTracker,
     private readonly output: vscode.OutputChannel,
   ) {}
 
-  /** Fed by the client middleware with every `$/progress` value the server sends. */
-  serverProgress(token: ProgressToken, value: ServerProgress): void {
-    for (const listener of [...this.progressListeners]) {
-      listener(token, value);
-    }
-  }
-
   /**
    * Run `command` with `args` until it returns its result. The notification's Cancel button cancels
    * the run with k1412.cancelRun (or, before the run exists, cancels the request itself).
-   * `taskText` identifies the server's own progress for this run, whose messages carry its verification state.
+   * The request carries its own work-done token, so the server's progress for this run (whose messages
+   * carry its verification state) comes to this notification only: the language client shows no second
+   * progress of its own for it.
    */
-  async run(command: string, args: object, title: string, taskText: string): Promise<RunResult | undefined> {
+  async run(command: string, args: object, title: string): Promise<RunResult | undefined> {
     const client = this.client();
     if (client === undefined) {
       void vscode.window.showErrorMessage(
@@ -52,8 +39,8 @@ export class RunLauncher {
       { location: vscode.ProgressLocation.Notification, title, cancellable: true },
       async (progress, cancel) => {
         let runId: string | undefined;
-        let serverToken: ProgressToken | undefined;
         let serverReports = false;
+        const token = `k1412-vscode-${randomUUID()}`;
         const request = new vscode.CancellationTokenSource();
         const stopWaiting = this.tracker.claimNextRun((id) => {
           runId = id;
@@ -64,15 +51,12 @@ export class RunLauncher {
             progress.report({ message: progressMessage(view) });
           }
         });
-        const onProgress: ProgressListener = (token, value) => {
-          if (value.kind === 'begin' && serverToken === undefined && progressTitleMatches(value.title, taskText)) {
-            serverToken = token;
-          } else if (token === serverToken && value.kind === 'report' && value.message) {
+        const serverProgress = client.onProgress(WorkDoneProgress.type, token, (value) => {
+          if (value.kind === 'report' && value.message) {
             serverReports = true;
             progress.report({ message: value.message });
           }
-        };
-        this.progressListeners.add(onProgress);
+        });
         const cancelling = cancel.onCancellationRequested(() => {
           if (runId !== undefined) {
             progress.report({ message: 'cancelling…' });
@@ -82,7 +66,8 @@ export class RunLauncher {
           }
         });
         try {
-          return await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] }, request.token);
+          return await client.sendRequest(ExecuteCommandRequest.type,
+            { command, arguments: [args], workDoneToken: token }, request.token);
         } catch (err) {
           const code = (err as { code?: unknown }).code;
           if (code === REQUEST_CANCELLED || request.token.isCancellationRequested) {
@@ -95,7 +80,7 @@ export class RunLauncher {
         } finally {
           stopWaiting();
           stopTracking();
-          this.progressListeners.delete(onProgress);
+          serverProgress.dispose();
           cancelling.dispose();
           request.dispose();
         }
@@ -109,8 +94,35 @@ export class RunLauncher {
       return undefined;
     }
     this.tracker.finish(result);
+    await this.settleTabs(result);
     this.showVerdict(result);
     return result;
+  }
+
+  /**
+   * Keep each tab's unsaved mark truthful (see tabs.ts): an open document the run changed whose text is
+   * exactly what the server wrote to disk is saved (nothing new is written); one that differs stays unsaved.
+   */
+  private async settleTabs(result: RunResult): Promise<void> {
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+    if (root === undefined) {
+      return;
+    }
+    for (const rel of changedPaths(result.files_changed)) {
+      const uri = vscode.Uri.joinPath(root, rel);
+      const document = vscode.workspace.textDocuments.find((doc) => doc.uri.toString() === uri.toString());
+      if (document === undefined || !document.isDirty) {
+        continue;
+      }
+      try {
+        if (diskHoldsBuffer(await vscode.workspace.fs.readFile(uri), document.getText()) && !await document.save()) {
+          this.output.appendLine(`K1412 wrote ${rel} to disk, but VS Code did not mark its tab saved; saving it `
+            + 'again writes the same text.');
+        }
+      } catch (err) {
+        this.output.appendLine(`K1412 could not compare ${rel} with the file on disk: ${String(err)}`);
+      }
+    }
   }
 
   /** Ask the server to cancel a run; it ends `cancelled` and its request returns the result. */

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 
 import { K1412Event } from '../events';
 import { RunResult } from '../result';
-import { RunTracker, progressTitleMatches, statusText } from '../runState';
+import { RunTracker, progressMessage, statusText } from '../runState';
 
 let seq = 0;
 function event(runId: string, type: string, payload: Record<string, unknown> = {}, depth = 0): K1412Event {
@@ -129,18 +129,24 @@ describe('statusText', () => {
   }
 });
 
-describe('progressTitleMatches', () => {
-  const long = 'Refactor the configuration loader so that every provider gets its own retry policy and timeout';
-  const cases: Array<[string, string, string, boolean]> = [
-    ['exact', 'K1412: Change x to 2 in app.py', 'Change x to 2 in app.py', true],
-    ['whitespace folded like the server does', 'K1412: Change x to 2', '  Change x\n to   2 ', true],
-    ['clipped long task', `K1412: ${long.slice(0, 59)}…`, long, true],
-    ['another task', 'K1412: Change y', 'Change x to 2', false],
-    ['a task that only starts the same', 'K1412: Change x', 'Change x to 2', false],
-    ['someone else\'s progress', 'Indexing', 'Indexing', false],
-    ['no task to match', 'K1412: review', '', false],
-  ];
-  for (const [name, title, task, expected] of cases) {
-    it(name, () => assert.equal(progressTitleMatches(title, task), expected));
-  }
+describe('progressMessage', () => {
+  const missing = { required: ['inspection'], satisfied: [], missing: ['inspection: calc.py was never read'] };
+  it('names the evidence once when the event already carries it', () => {
+    const tracker = new RunTracker();
+    const view = tracker.apply(event('r1', 'completion.rejected', { ...missing, reason: 'no inspection' }));
+    const message = progressMessage(view);
+    assert.equal(message.split('evidence 0/1').length - 1, 1, message);
+    assert.equal(message.split('missing:').length - 1, 1, message);
+  });
+  it('adds the evidence to an activity without it', () => {
+    const tracker = new RunTracker();
+    tracker.apply(event('r1', 'completion.rejected', missing));
+    const view = tracker.apply(event('r1', 'tool.started', { tool: 'read_file', arguments: { path: 'calc.py' } }));
+    assert.equal(progressMessage(view),
+      'tool.started read_file path="calc.py" · evidence 0/1, missing: inspection: calc.py was never read');
+  });
+  it('is the bare activity before any evidence is known', () => {
+    const view = new RunTracker().apply(event('r1', 'tool.started', { tool: 'read_file', arguments: { path: 'a' } }));
+    assert.equal(progressMessage(view), 'tool.started read_file path="a"');
+  });
 });
