@@ -245,16 +245,24 @@ def _cmd_models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    table = [("id", "provider", "provider model", "thinking", "effort", "iterations", "context chars")]
+    table = [("id", "provider", "provider model", "thinking", "effort", "iterations", "context chars",
+              "USD / M tokens in·cached·out")]
     for row in rows:
         label = f" ({row['thinking_label']})" if row["thinking_label"] else ""
         table.append((row["id"] + (" (default)" if row["default"] else ""), row["provider"], row["provider_model"],
                       ("yes" + label) if row["thinking"] else "no", row["reasoning_effort"] or "-",
-                      str(row["max_iterations"]), str(row["context_chars"])))
+                      str(row["max_iterations"]), str(row["context_chars"]), _price(row["pricing"])))
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
     return 0
+
+
+def _price(pricing: dict[str, Any] | None) -> str:
+    if not pricing:
+        return "unpriced"
+    cached = pricing["input"] if pricing.get("cached_input") is None else pricing["cached_input"]
+    return f"{pricing['input']:g} · {cached:g} · {pricing['output']:g}"
 
 
 def models_payload(config: K1412Config) -> list[dict[str, Any]]:
