@@ -165,6 +165,8 @@ async def main(runs: int, warmup: int) -> None:
     walls, rss = result["walls"], result["rss"]
     later = statistics.median(walls[1:]) if runs > 1 else walls[0]
     kib_per_run = slope([float(v) for v in rss[warmup:]])
+    half = warmup + (runs - warmup) // 2
+    late_kib_per_run = slope([float(v) for v in rss[half:]])
     statuses = {s: result["statuses"].count(s) for s in set(result["statuses"])}
     (fd0, th0), (fd1, th1) = result["fds_threads"][0], result["fds_threads"][-1]
     tables = result["tables"]
@@ -172,7 +174,7 @@ async def main(runs: int, warmup: int) -> None:
           f"python {sys.version.split()[0]}")
     print(f"statuses: {statuses}")
     print(f"RSS: {rss[warmup - 1] / 1024:.1f} MiB after warm-up -> {rss[-1] / 1024:.1f} MiB after run {runs}; "
-          f"slope {kib_per_run:.2f} KiB/run (target <= 1.00)")
+          f"slope {kib_per_run:.2f} KiB/run (target <= 1.00), over runs {half + 1}-{runs} {late_kib_per_run:.2f} KiB/run")
     print(f"tables at run 1: {tables[0] if tables else '?'}")
     print(f"tables at run {len(tables)}: {tables[-1] if tables else '?'}")
     print(f"fds: {fd0} after warm-up -> {fd1} at the end; threads: {th0} -> {th1}")

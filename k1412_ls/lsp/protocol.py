@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import time
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -107,9 +108,11 @@ class K1412Protocol(ReleasingTables, LanguageServerProtocol):
     """pygls' LSP protocol with one reply per request id, sanitized errors and no residue of finished work."""
 
     redactor = Redactor.from_environment()
+    last_received = 0.0  # monotonic time of the last message from the client (the warm-up waits for quiet)
 
     def receive(self, data: Any) -> None:
         """Handle one parsed JSON body: refuse what is not a single JSON-RPC 2.0 message, run the rest."""
+        self.last_received = time.monotonic()
         if isinstance(data, list):
             self._refuse_batch(data)
             return

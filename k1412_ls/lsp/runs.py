@@ -11,6 +11,7 @@ import asyncio
 import getpass
 import logging
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,7 +129,9 @@ class RunService:
         async with self._runtime_lock:
             if self._runtime is None:
                 config = self.config()
+                began = time.perf_counter()
                 self._runtime = await asyncio.get_running_loop().run_in_executor(None, build_runtime, config)
+                log.info("runtime built in %.0f ms (once for this server)", (time.perf_counter() - began) * 1000)
             return self._runtime
 
     def cancel(self, run_id: str) -> bool:

@@ -29,6 +29,7 @@ from k1412_ls.lsp.messages import log_to_client, show
 from k1412_ls.lsp.protocol import K1412Protocol, current_command
 from k1412_ls.lsp.settings import Settings, parse_settings
 from k1412_ls.lsp.transport import serve_frames
+from k1412_ls.lsp.warmup import start_warm_up
 from k1412_ls.lsp.watcher import WorkspaceWatcher
 
 if TYPE_CHECKING:
@@ -125,6 +126,7 @@ async def on_initialized(ls: K1412LanguageServer, params: types.InitializedParam
         await _pull_settings(ls)
     _restart_watcher(ls)
     await asyncio.get_running_loop().run_in_executor(None, _sweep_write_temps, ls)
+    start_warm_up(ls)  # the first run should not wait for imports; done once the editor is idle
 
 
 async def on_did_change_configuration(ls: K1412LanguageServer, params: types.DidChangeConfigurationParams) -> None:

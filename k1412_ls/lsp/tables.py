@@ -46,14 +46,34 @@ class ReleasingTables(JsonRPCProtocol):
         super()._execute_handler(msg_id, handler, callback, args, kwargs)
         future = self._request_futures.get(msg_id)
         if future is not None:
-            future.add_done_callback(lambda done: _release(self._request_futures, msg_id, done))
+            future.add_done_callback(self._later(_release, self._request_futures, msg_id))
 
     def send_request(self, method: str, params: Any | None = None, callback: Any = None,
                      msg_id: MsgId | None = None) -> Future[Any]:
         sent_id = msg_id if msg_id is not None else str(uuid.uuid4())
         future: Future[Any] = super().send_request(method, params, callback, sent_id)
-        future.add_done_callback(lambda done: self._forget_request(sent_id, done))
+        future.add_done_callback(self._later(self._forget_request, sent_id))
         return future
+
+    @staticmethod
+    def _later(release: Any, *args: Any) -> Any:
+        """A done-callback that runs ``release(*args, future)`` on the loop's next turn.
+
+        Futures of pygls are concurrent ones: their callbacks run inside ``cancel()``, and pygls'
+        shutdown cancels while it iterates ``_request_futures``, so removing at once would break it.
+        """
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+
+        def done(future: AnyFuture) -> None:
+            if loop is None or loop.is_closed():
+                release(*args, future)
+            else:
+                loop.call_soon_threadsafe(release, *args, future)
+
+        return done
 
     def _forget_request(self, msg_id: MsgId, future: Future[Any]) -> None:
         # An answered request was already removed by pygls; a cancelled one (the caller timed out)
@@ -64,6 +84,11 @@ class ReleasingTables(JsonRPCProtocol):
     def _handle_response(self, msg_id: MsgId, result: Any | None = None, error: Any = None) -> None:
         self._result_types.pop(msg_id, None)  # pygls keeps it when the client answered with an error
         super()._handle_response(msg_id, result, error)
+
+
+def requests_in_flight(protocol: JsonRPCProtocol) -> int:
+    """Requests either side is still working on (client requests and server requests awaiting answers)."""
+    return len(protocol._request_futures)
 
 
 def table_sizes(server: Any) -> dict[str, int]:
