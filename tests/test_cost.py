@@ -138,6 +138,10 @@ def test_a_cost_budget_for_an_unpriced_model_is_refused_in_one_sentence(tmp_path
                 cwd=ws)
     assert run.code == 2
     assert run.stderr.count("\n") == 1 and "has no pricing" in run.stderr and "Traceback" not in run.stderr
+    configured = config_for(tmp_path, "http://127.0.0.1:9/v1")
+    configured.write_text(configured.read_text() + "[budget]\nmax_cost = 2.5\n")
+    listed = k1412("run", "hi", "--config", str(configured), cwd=ws)
+    assert listed.code == 2 and "has no pricing" in listed.stderr and listed.stderr.count("\n") == 1
     bad = k1412("run", "hi", "--max-cost", "-3", cwd=ws)
     assert bad.code == 2 and "must be above zero" in bad.stderr
 

@@ -98,6 +98,7 @@ class Runtime:
     def resolve_model(self, model_id: str | None) -> tuple[ModelSpec, ChatModel]:
         """Find the model and build its client; ConfigError names what is wrong."""
         spec = self.config.model_spec(model_id)
+        self.budget_for(RunRequest("", Path()), spec)  # a configured cost budget needs a priced model
         return spec, self.model_factory(self.config, spec)
 
     def budget_for(self, request: RunRequest, spec: ModelSpec) -> Budget:
