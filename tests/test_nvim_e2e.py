@@ -80,6 +80,7 @@ if out.attached then
 end
 out.result = done
 out.buffer = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+out.modified = vim.bo[buf].modified
 out.progress = progress
 out.notes = notes
 out.statusline = require('k1412').statusline()
@@ -207,6 +208,8 @@ def test_k1412run_edits_the_buffer_and_the_file_on_disk_agrees(tmp_path: Path, w
     # The edit reached the editor buffer through workspace/applyEdit, and disk says the same.
     assert out["buffer"] == ["x = 2", "print(x)"]
     assert (ws / "app.py").read_text(encoding="utf-8") == "x = 2\nprint(x)\n"
+    # The file on disk holds the buffer's text, so the buffer is not left marked modified.
+    assert out["modified"] is False
     # Progress: begin names the task, reports carry the verification state, end gives the verdict.
     kinds = [p["kind"] for p in out["progress"]]
     assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds, out["progress"]

@@ -48,8 +48,46 @@ function M.get(bufnr)
   return clients[1]
 end
 
+--- The file's text with one line ending and no BOM, or nil when it cannot be read.
+--- @param path string
+--- @return string?
+local function disk_text(path)
+  local fh = io.open(path, 'rb')
+  if not fh then
+    return nil
+  end
+  local data = fh:read('*a')
+  fh:close()
+  return (data:gsub('^\239\187\191', ''):gsub('\r\n', '\n'))
+end
+
+--- Keep the modified flag truthful: the server writes each edit to disk right after the buffer got it
+--- (with any unsaved typing in that buffer). A buffer the run changed whose text is exactly the file on
+--- disk is written again (same text, no autocmds, so no formatter runs) and so marked unmodified; a
+--- buffer that differs (typed in after the agent's last write) stays modified.
+--- @param result table
+--- @param root string?
+function M.settle_buffers(result, root)
+  if not root or type(result.files_changed) ~= 'table' then
+    return
+  end
+  for _, rel in ipairs(result.files_changed) do
+    local path = vim.fs.normalize(root .. '/' .. rel)
+    local buf = vim.fn.bufnr(path)
+    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
+      local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      local text = table.concat(lines, '\n') .. ((vim.bo[buf].eol or vim.bo[buf].fixeol) and '\n' or '')
+      if disk_text(path) == text then
+        vim.api.nvim_buf_call(buf, function()
+          vim.cmd('silent noautocmd keepalt write!')
+        end)
+      end
+    end
+  end
+end
+
 --- Show how a run ended and tell `User K1412RunDone` listeners (the result is the autocmd's data).
-local function on_result(request_id)
+local function on_result(request_id, root)
   return function(err, result)
     pending[request_id] = nil
     if err then
@@ -66,6 +104,7 @@ local function on_result(request_id)
       return
     end
     events.finish(result)
+    pcall(M.settle_buffers, result, root)
     local text, level = render.verdict(result)
     vim.notify(text, level)
     vim.api.nvim_exec_autocmds('User', { pattern = 'K1412RunDone', data = result })
@@ -82,7 +121,7 @@ local function start(client, command, args, bufnr)
   local request_id
   local ok, id = client:request('workspace/executeCommand', { command = command, arguments = { args } },
     function(err, result)
-      on_result(request_id)(err, result)
+      on_result(request_id, client.root_dir)(err, result)
     end, bufnr)
   if not ok then
     vim.notify('The K1412 server has stopped; see :LspLog, then run :edit to restart it.', vim.log.levels.ERROR)
