@@ -4,6 +4,7 @@ gate precision and recall, cost, event logs filed with experiment and arm; bad s
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +94,15 @@ def test_missing_suite_and_bad_counts(tmp_path: Path) -> None:
     assert missing.code == 2 and "does not exist" in missing.stderr
     zero = k1412("eval", str(tmp_path / "none.toml"), "--repeat", "0", cwd=tmp_path)
     assert zero.code == 2 and "must be 1 or more" in zero.stderr
+
+
+def test_an_unreachable_ray_cluster_is_one_sentence(tmp_path: Path) -> None:
+    with EvalModelServer() as server:
+        suite = write_suite(tmp_path, server.base_url, tasks=1)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here once the socket is closed
+    run = k1412("eval", str(suite), "--ray", f"127.0.0.1:{port}", cwd=tmp_path, timeout=60)
+    assert run.code == 2 and "Cannot reach the Ray cluster" in run.stderr and run.stderr.count("\n") == 1
+    bad = k1412("eval", str(suite), "--ray", "head-node", cwd=tmp_path)
+    assert bad.code == 2 and "HOST:PORT" in bad.stderr

@@ -73,7 +73,7 @@ def _html_target(value: str | None) -> Path | None:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from k1412_ls.experiments.dispatch import default_workers, run_local, run_ray
+    from k1412_ls.experiments.dispatch import check_reachable, default_workers, run_local, run_ray
     from k1412_ls.experiments.evaluation import build_jobs, evaluate
     from k1412_ls.experiments.suite import load_suite
 
@@ -81,6 +81,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     suite = load_suite(Path(args.suite).expanduser(), args.config)
     jobs = build_jobs(suite, args.repeat)
     if args.ray:
+        check_reachable(args.ray)  # before anything starts, not minutes into Ray's own retries
         outcomes = run_ray(jobs, args.ray, args.workers)
     else:
         outcomes = run_local(jobs, args.workers or default_workers())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import socket
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -41,9 +42,24 @@ def _ray_module() -> Any:
     return ray
 
 
+def check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Fail in one sentence when nothing listens at a ``host:port`` address (Ray itself waits minutes)."""
+    if address == "auto":
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"--ray takes the head's address as HOST:PORT (e.g. 10.0.0.5:6379); got {address!r}.")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise ConfigError(f"Cannot reach the Ray cluster at {address}: {exc.strerror or exc}; start it with "
+                          "'ray start --head' or check the address.") from None
+
+
 def run_ray(jobs: list[RunJob], address: str, workers: int | None) -> Iterator[JobOutcome]:
     """Run each job as a Ray task on the cluster at ``address`` (at most ``workers`` at once when given)."""
     ray = _ray_module()
+    check_reachable(address)
     try:
         ray.init(address=address, log_to_driver=False, logging_level="ERROR")
     except Exception as exc:
