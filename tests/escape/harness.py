@@ -235,7 +235,7 @@ class RunResult:
                 self.events_file]
 
     def describe(self) -> str:
-        tail = "; ".join(f"{t.name}: {t.content[:160]}" for t in self.tools[-4:])
+        tail = "; ".join(f"{t.name}: {t.content[:int(os.environ.get('K1412_ESCAPE_DETAIL', '160'))]}" for t in self.tools[-4:])
         return f"exit {self.code}; stderr {self.stderr[-300:]!r}; last tools: {tail}"
 
 
