@@ -17,6 +17,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from k1412_ls.tools.confined import open_confined, open_dir_confined
 from k1412_ls.tools.documents import is_write_temp
@@ -162,6 +163,10 @@ def is_ignored(chain: tuple[RuleSet, ...], rel: str, is_dir: bool) -> bool:
     return False
 
 
+def _never(name: str) -> None:
+    return None
+
+
 class GlobFilter:
     """A ``glob`` argument: gitignore-style, relative to the workspace root; ``!`` excludes.
 
@@ -174,27 +179,50 @@ class GlobFilter:
 
     def __init__(self, glob: str | None) -> None:
         self.rule = compile_rule(glob) if glob else None
+        self._name_match = None
+        body = (glob or "").lstrip("!").rstrip("/")
+        if self.rule is not None and "/" not in body and "**" not in body:
+            # No '/' and no '**': the glob can only ever match the last path component, so the
+            # name alone is matched (the same answer as the whole path, without its prefix).
+            self._name_match = re.compile(self.rule.regex.pattern.replace("^(?:.*/)?", "^", 1), re.S).match
+        # For the walker's first pass: a file (symlink, other) whose name this returns None for is
+        # excluded by a positive glob whatever else holds; None when names alone cannot tell.
+        self.file_name_match: Any = None
+        if self.rule is not None and not self.rule.negate:
+            if self.rule.dir_only:
+                self.file_name_match = _never
+            elif self._name_match is not None:
+                self.file_name_match = self._name_match
 
-    def decide(self, rel: str, is_dir: bool) -> bool | None:
-        """True excluded, False included, None when the ignore files decide."""
-        if self.rule is None:
+    def decide(self, rel: str, is_dir: bool, name: str | None = None) -> bool | None:
+        """True excluded, False included, None when the ignore files decide (``name``: rel's last part)."""
+        rule = self.rule
+        if rule is None:
             return None
-        if self.rule.matches(rel, is_dir):
-            return self.rule.negate
-        if not self.rule.negate and not is_dir:
+        if name is not None and self._name_match is not None:
+            hit = (is_dir or not rule.dir_only) and self._name_match(name) is not None
+        else:
+            hit = rule.matches(rel, is_dir)
+        if hit:
+            return rule.negate
+        if not rule.negate and not is_dir:
             return True
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One directory entry met by the walker (never followed if a symlink)."""
 
     rel: str
-    path: Path
+    parent: Path
+    name: str
     kind: str  # file | dir | symlink | other
     depth: int
-    size: int
+
+    @property
+    def path(self) -> Path:
+        return self.parent / self.name  # built on demand: most entries met are never opened
 
 
 def initial_chain(root: Path, start: Path) -> tuple[RuleSet, ...]:
@@ -220,39 +248,41 @@ def list_children(directory: Path, rel: str, chain: tuple[RuleSet, ...], depth: 
         own = load_rules(directory, rel, dir_fd)
         if own is not None:
             chain = (*chain, own)
+        kinds: dict[str, str] = {}
+        name_match = glob.file_name_match
         with os.scandir(dir_fd) as it:
-            raw = sorted(it, key=lambda e: e.name)
-        stats = {}
-        for item in raw:
-            try:
-                stats[item.name] = item.stat(follow_symlinks=False)
-            except OSError:
-                continue
+            for item in it:
+                # The type comes from the listing itself (d_type; an lstat only where it is unknown).
+                name = item.name
+                try:
+                    if item.is_dir(follow_symlinks=False):
+                        kinds[name] = "dir"
+                    elif name_match is not None and name_match(name) is None:
+                        continue  # a file the glob excludes: nothing more to learn about it
+                    elif item.is_symlink():
+                        kinds[name] = "symlink"
+                    elif item.is_file(follow_symlinks=False):
+                        kinds[name] = "file"
+                    else:
+                        kinds[name] = "other"
+                except OSError:  # gone since it was listed
+                    continue
     except OSError:
         return [], chain
     finally:
         os.close(dir_fd)
     entries: list[Entry] = []
-    for item in raw:
-        if item.name == ".git" or is_write_temp(item.name):
+    prefix = f"{rel}/" if rel not in ("", ".") else ""
+    for name in sorted(kinds):
+        if name == ".git" or (name.startswith(".k1412-") and is_write_temp(name)):
             continue
-        child_rel = f"{rel}/{item.name}" if rel not in ("", ".") else item.name
-        info = stats.get(item.name)
-        if info is None:
-            continue
-        if stat.S_ISLNK(info.st_mode):
-            kind = "symlink"
-        elif stat.S_ISDIR(info.st_mode):
-            kind = "dir"
-        elif stat.S_ISREG(info.st_mode):
-            kind = "file"
-        else:
-            kind = "other"
+        child_rel = prefix + name
+        kind = kinds[name]
         is_dir = kind == "dir"
-        decision = glob.decide(child_rel, is_dir)
-        if decision if decision is not None else is_ignored(chain, child_rel, is_dir):
+        decision = glob.decide(child_rel, is_dir, name) if glob.rule is not None else None
+        if decision if decision is not None else chain and is_ignored(chain, child_rel, is_dir):
             continue
-        entries.append(Entry(child_rel, directory / item.name, kind, depth, info.st_size))
+        entries.append(Entry(child_rel, directory, name, kind, depth))
     return entries, chain
 
 

@@ -213,11 +213,13 @@ def rg_search(rg: str, root: Path, start: Path, query: str, regex: bool, glob: s
     threading.Thread(target=watchdog, daemon=True).start()
     out: list[Match] = []
     buffer = b""
+    ended = False  # ripgrep closed its output: it finished (or failed) by itself
     assert proc.stdout is not None and proc.stderr is not None
     try:
         while len(out) < limit:
             chunk = proc.stdout.read1(1 << 16)
             if not chunk:
+                ended = True
                 break
             buffer += chunk
             while len(out) < limit:
@@ -231,10 +233,13 @@ def rg_search(rg: str, root: Path, start: Path, query: str, regex: bool, glob: s
                     out.append(match)
     finally:
         done.set()
-        if proc.poll() is None:
+        stopped_early = not ended and proc.poll() is None
+        if stopped_early:
             proc.kill()
         proc.stdout.close()
-        stderr = proc.stderr.read(4096).decode("utf-8", errors="replace")
+        # After a kill, ripgrep inside the sandbox may hold stderr open a little longer (it dies with
+        # its sandbox): its messages are not needed then, so they are not waited for.
+        stderr = "" if stopped_early else proc.stderr.read(4096).decode("utf-8", errors="replace")
         proc.stderr.close()
         code = proc.wait()
     if stopped == ["timeout"]:
