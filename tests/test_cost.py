@@ -67,6 +67,16 @@ def test_run_cost_is_usage_times_pricing_with_cached_tokens_at_the_cached_price(
     assert line is not None and "1,280 tokens" in line and "$0.0048" in line
 
 
+def test_off_peak_rates_apply_outside_the_peak_windows(tmp_path: Path, ws: Path) -> None:
+    # No peak day at all: every call is billed at the off-peak rates, whatever the hour of the test.
+    hourly = ("pricing = { input = 3.0, cached_input = 0.3, output = 15.0, peak_hours_utc = [\"00:00-24:00\"], "
+              "peak_weekdays = [], off_peak = { input = 1.5, cached_input = 0.15, output = 7.5 } }\n")
+    with ScriptedServer(hello_script("prompt_cache_hit_tokens")) as server:
+        run = k1412("run", TASK, "--config", str(config_for(tmp_path, server.base_url, hourly)), "--json", cwd=ws)
+    assert run.code == 0, run.stderr
+    assert run.result["cost"]["amount"] == pytest.approx(sum(expected_amount(u) for u in USAGES) / 2)
+
+
 def test_sub_agent_cost_is_reported_and_counted_in_the_run(tmp_path: Path, ws: Path) -> None:
     (ws / "notes.txt").write_text("the launch is on tuesday\n")
     usage = {"prompt_tokens": 1000, "completion_tokens": 100}
@@ -150,8 +160,10 @@ def test_models_list_built_in_prices_and_a_repository_cannot_change_them(tmp_pat
     run = k1412("models", "--json", cwd=ws)
     assert run.code == 0
     models = {m["id"]: m for m in json.loads(run.stdout)}
-    assert models["deepseek-v4-pro"]["pricing"] == {"input": 1.32, "cached_input": 0.044, "output": 3.96,
-                                                    "currency": "USD"}
+    assert models["deepseek-v4-pro"]["pricing"] == {
+        "input": 1.32, "cached_input": 0.044, "output": 3.96, "currency": "USD",
+        "off_peak": {"input": 0.66, "cached_input": 0.022, "output": 1.98},
+        "peak_hours_utc": ["01:00-04:00", "06:00-10:00"], "peak_weekdays": [0, 1, 2, 3, 4]}
     assert all(models[m]["pricing"]["input"] == 0 and models[m]["pricing"]["output"] == 0
                for m in ("luna", "terra", "sol"))
     (ws / ".k1412").mkdir()

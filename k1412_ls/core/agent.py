@@ -14,6 +14,7 @@ length lowers the run's budget and retries, at most ``OVERFLOW_RETRIES`` times.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from k1412_ls.config import ModelSpec
@@ -134,6 +135,7 @@ class AgentLoop:
                                           "tools": len(schemas), "model": self.spec.id, "chars": sent,
                                           "budget_chars": self.budget.chars, "verification": self.gate.state()})
             try:
+                requested_at = datetime.now(UTC)  # what the call costs may depend on the hour (cost.py)
                 reply = await self.model.complete(messages, schemas, spec)
             except ContextOverflow as exc:
                 overflows += 1
@@ -168,7 +170,7 @@ class AgentLoop:
             self.usage.add(reply.usage)
             accounting: dict[str, Any] = {}
             if self.meter is not None:
-                spent = self.meter.charge(reply.usage)
+                spent = self.meter.charge(reply.usage, requested_at)
                 self.cost = self.cost + spent
                 accounting = {"cost": spent.as_dict(), "run": self.meter.snapshot()}
             self.emit("model.responded", {

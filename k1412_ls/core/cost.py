@@ -1,7 +1,7 @@
 """What a run costs, and the budgets that stop it: usage × the model's pricing, per call and per run.
 
 A call's amount is ``(prompt - cached) × input + cached × cached_input + completion × output``,
-prices per million tokens (reasoning tokens are part of ``completion``, as providers bill them). A
+prices per million tokens at the rates in force when the call was requested (reasoning tokens are part of ``completion``, as providers bill them). A
 model without pricing is *unpriced*: its amount is 0 with ``priced: false``, never an estimate.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from k1412_ls.config import Pricing
@@ -44,13 +45,14 @@ class Cost:
 UNPRICED = Cost(0.0, False)
 
 
-def call_cost(usage: Usage, pricing: Pricing | None) -> Cost:
-    """The cost of one model call."""
+def call_cost(usage: Usage, pricing: Pricing | None, at: datetime | None = None) -> Cost:
+    """The cost of one model call requested at ``at`` (now by default: some providers bill by the hour)."""
     if pricing is None:
         return UNPRICED
+    rates = pricing.rates_at(at or datetime.now(UTC))
     cached = min(usage.cached_tokens, usage.prompt_tokens)
-    amount = ((usage.prompt_tokens - cached) * pricing.input + cached * pricing.cached
-              + usage.completion_tokens * pricing.output) / 1_000_000
+    amount = ((usage.prompt_tokens - cached) * rates.input + cached * rates.cached
+              + usage.completion_tokens * rates.output) / 1_000_000
     return Cost(amount, True, pricing.currency)
 
 
@@ -95,9 +97,9 @@ class RunMeter:
         if self.pricing is None:
             self.cost = UNPRICED
 
-    def charge(self, usage: Usage) -> Cost:
-        """Add one call's usage; return what that call cost."""
-        spent = call_cost(usage, self.pricing)
+    def charge(self, usage: Usage, at: datetime | None = None) -> Cost:
+        """Add the usage of one call requested at ``at``; return what that call cost."""
+        spent = call_cost(usage, self.pricing, at)
         with self._lock:
             self.usage.add(usage)
             self.cost = self.cost + spent
