@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from k1412_ls.config import Pricing
+from k1412_ls.pricing import Pricing
 from k1412_ls.core.model_port import Usage
 
 CURRENCY = "USD"
