@@ -106,3 +106,21 @@ def test_an_unreachable_ray_cluster_is_one_sentence(tmp_path: Path) -> None:
     assert run.code == 2 and "Cannot reach the Ray cluster" in run.stderr and run.stderr.count("\n") == 1
     bad = k1412("eval", str(suite), "--ray", "head-node", cwd=tmp_path)
     assert bad.code == 2 and "HOST:PORT" in bad.stderr
+
+
+def test_an_arm_runs_with_its_own_configuration_overrides(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with EvalModelServer() as server:
+        suite = write_suite(tmp_path, server.base_url, tasks=2)
+        suite.write_text(suite.read_text() + '[[arm]]\nname = "capped"\nmodel = "careful"\n'
+                         "[arm.config.budget]\nmax_tokens = 1500\n")
+        run = k1412("eval", str(suite), "--json", cwd=tmp_path, env={"K1412_HOME": str(state)}, timeout=120)
+    assert run.code == 0, run.stderr
+    arms = {arm["name"]: arm for arm in json.loads(run.stdout)["arms"]}
+    assert arms["careful"]["completed"] == 2
+    # Same model, but a 1,500-token budget: each call uses 1,100, so the second one ends the run.
+    assert arms["capped"]["completed"] == 0 and arms["capped"]["unverified"] == 2
+    capped = [row for row in json.loads(run.stdout)["runs"] if row["arm"] == "capped"]
+    assert all("token budget" in row["message"] and row["iterations"] == 2 for row in capped)
+    events = [json.loads(line) for line in Path(capped[0]["events_path"]).read_text().splitlines()]
+    assert events[0]["meta"]["budget"] == "max_tokens=1500" and events[0]["meta"]["arm"] == "capped"
