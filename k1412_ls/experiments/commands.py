@@ -94,7 +94,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(f"[{done}/{total}] {outcome.arm} {outcome.task_id} #{outcome.repeat}: {outcome.status}{check}",
               file=sys.stderr, flush=True)
 
-    report = evaluate(suite, jobs, outcomes, state_dir(), progress)
+    try:
+        report = evaluate(suite, jobs, outcomes, state_dir(), progress)
+    except KeyboardInterrupt:
+        print(f"k1412 eval: interrupted; the logs of the runs that finished are in {state_dir() / 'runs'}.",
+              file=sys.stderr)
+        return 130
     report["executor"] = {"kind": "ray", "address": args.ray} if args.ray else {
         "kind": "local", "workers": args.workers or default_workers()}
     if html is not None:
