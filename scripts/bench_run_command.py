@@ -12,6 +12,7 @@ change tracker as services). Target: run_command − bare ≤ 10 ms.
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from k1412_ls.tools.commands import TOOLS
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox import RunSandbox, bubblewrap, confined_argv
+from k1412_ls.tools.seccomp import filter_fd, network_off_filter
 from k1412_ls.tools.workspace import Workspace
 
 
@@ -42,7 +44,11 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
         ctx = ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws),
                           services={"sandbox": sandbox, "changes": changes})
         registry.execute("run_command", {"command": "true"}, ctx)  # warm-up: sandbox probe, imports
-        boxed, _, env, _release = confined_argv(["bash", "-c", "true"], sandbox, ws, ws)
+        confined = confined_argv(["bash", "-c", "true"], sandbox, ws, ws)
+        boxed, env = confined.argv, confined.env
+        for fd in confined.fds:
+            os.close(fd)
+        seccomp_at = boxed.index("--seccomp") + 1 if "--seccomp" in boxed else None
         bare: list[float] = []
         box: list[float] = []
         tool: list[float] = []
@@ -52,7 +58,15 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
                 subprocess.run(["bash", "-c", "true"], check=True)
                 bare.append(time.perf_counter() - started)
                 started = time.perf_counter()
-                subprocess.run(boxed, check=True, env={"PATH": "/usr/bin:/bin", **env})
+                fds: tuple[int, ...] = ()
+                if seccomp_at is not None:  # bwrap reads the filter to its end: a fresh copy per run
+                    program = network_off_filter()
+                    assert program is not None
+                    fds = (filter_fd(program),)
+                    boxed[seccomp_at] = str(fds[0])
+                subprocess.run(boxed, check=True, env={"PATH": "/usr/bin:/bin", **env}, pass_fds=fds)
+                for fd in fds:
+                    os.close(fd)
                 box.append(time.perf_counter() - started)
                 started = time.perf_counter()
                 result = registry.execute("run_command", {"command": "true"}, ctx)

@@ -247,10 +247,13 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
     child_env = dict(env)
     label = K1412_HELPER
     release: Callable[[], None] | None = None
+    extra_fds: tuple[int, ...] = ()
     cap = ProcessCap(sandbox.policy.max_processes if sandbox is not None else DEFAULT_MAX_PROCESSES)
     if sandbox is not None:
-        full, label, overrides, release = confined_argv(full, sandbox, workspace or cwd, cwd, network)
-        child_env.update(overrides)
+        confined = confined_argv(full, sandbox, workspace or cwd, cwd, network)
+        full, label, release = confined.argv, confined.label, confined.release
+        child_env.update(confined.env)
+        extra_fds = confined.fds
     procs = cap.prepare()
     full, preexec = _launcher(full, procs)
     if preexec is not None and procs is not None:
@@ -259,17 +262,27 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
         popen = subprocess.Popen(
             full, cwd=cwd, env=child_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, start_new_session=True, close_fds=True, preexec_fn=preexec,
-            pass_fds=tuple(pass_fds),
+            pass_fds=(*pass_fds, *extra_fds),
         )
     except OSError as exc:
+        _close_all(extra_fds)
         cap.close()
         if release is not None:
             release()
         raise ToolError(f"The process could not be started ({exc.strerror or type(exc).__name__}); "
                         "check the command and working directory.") from None
+    _close_all(extra_fds)
     handle = ProcessHandle(popen, label, cap, after_exit=release)
     cap.start(popen.pid, on_trip=lambda: handle.signal_group(signal.SIGKILL))
     return handle
+
+
+def _close_all(fds: Sequence[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 @dataclass

@@ -30,6 +30,7 @@ import functools
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -37,11 +38,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from k1412_ls.tools.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
 from k1412_ls.tools.mounts import PLACEHOLDERS, MountPlan, inside
 from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES
 from k1412_ls.tools.registry import ToolError
+from k1412_ls.tools.seccomp import filter_fd, network_off_filter
 from k1412_ls.tools.trusted import trusted_program
 
 log = logging.getLogger(__name__)
@@ -217,6 +220,13 @@ def host_unix_sockets() -> list[str]:
     return sorted(paths)
 
 
+def _is_socket(path: str) -> bool:
+    try:
+        return stat.S_ISSOCK(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 @dataclass(frozen=True)
 class FixedPaths:
     """The resolved paths every command of a run protects or hides (computed once per run)."""
@@ -291,10 +301,13 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
         for path in fixed.run_dirs:
             plan.hide(path, keep)
         covered = [*fixed.run_dirs, *fixed.hidden]
-        for sock in host_unix_sockets():
+        # A second layer under the seccomp filter (tools.seccomp; the only one on machines without it). Each
+        # path is resolved first: a socket bound through a symlinked directory is covered where it really is
+        # (bubblewrap cannot make a mount point through a symlink, and would refuse to start at all).
+        for sock in dict.fromkeys(os.path.realpath(p) for p in host_unix_sockets()):
             if any(inside(sock, d) for d in covered if os.path.isdir(d)):
                 continue  # already out of sight (and a read-only tmpfs cannot take a mount point)
-            if os.path.exists(sock) and (not inside(sock, "/tmp") or any(inside(sock, w) for w in plan.writable)):
+            if _is_socket(sock) and (not inside(sock, "/tmp") or any(inside(sock, w) for w in plan.writable)):
                 plan.flags += ["--ro-bind", "/dev/null", sock]
     plan.flags += ["--chdir", real_cwd]
     return plan
@@ -397,17 +410,26 @@ class RunSandbox:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+class Confined(NamedTuple):
+    """A command made ready for bubblewrap: what to run, how it is labelled, what to do around it."""
+
+    argv: list[str]
+    label: str
+    env: dict[str, str]  # environment overrides
+    release: Callable[[], None]  # call once the command has ended (placeholder directories, ``tools.mounts``)
+    fds: tuple[int, ...] = ()  # descriptors bubblewrap reads at start: pass them, then close them in the parent
+
+
 def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Path,
-                  network: bool | None = None) -> tuple[list[str], str, dict[str, str], Callable[[], None]]:
-    """``argv`` wrapped in bubblewrap per the run's policy; its label; environment overrides; what to call
-    once the command has ended (it removes placeholder directories, see ``tools.mounts``).
+                  network: bool | None = None) -> Confined:
+    """``argv`` wrapped in bubblewrap per the run's policy (see :class:`Confined`).
 
     Raises :class:`ToolError` (one sentence) when the command cannot run as confined as the policy says.
     """
     policy = sandbox.policy
     net = policy.network if network is None else network
     if policy.mode == "off":
-        return argv, UNSANDBOXED_BY_USER, {}, _nothing
+        return Confined(argv, UNSANDBOXED_BY_USER, {}, _nothing)
     box = bubblewrap()
     if box.path is None:
         raise refusal(box)
@@ -421,9 +443,16 @@ def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Pa
     nested = () if policy.git_writable else sandbox.nested_git(workspace)
     sandbox.guard_git_links(workspace, nested, policy.git_writable)
     plan = sandbox_plan(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested)
+    fds: tuple[int, ...] = ()
+    program = None if net else network_off_filter()
+    if program is not None:
+        fd = filter_fd(program)
+        plan.flags += ["--seccomp", str(fd)]
+        fds = (fd,)
     made = list(plan.placeholders)
     PLACEHOLDERS.acquire(made)
-    return [box.path, *plan.flags, "--", *argv], label, {"TMPDIR": "/tmp"}, functools.partial(PLACEHOLDERS.release, made)
+    return Confined([box.path, *plan.flags, "--", *argv], label, {"TMPDIR": "/tmp"},
+                    functools.partial(PLACEHOLDERS.release, made), fds)
 
 
 def _nothing() -> None:
@@ -431,6 +460,6 @@ def _nothing() -> None:
 
 
 __all__ = ["BASE_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES", "UNSANDBOXED_BY_USER",
-           "Bubblewrap", "CommandPolicy", "RunSandbox", "SandboxPolicy", "bubblewrap", "confined_argv",
+           "Bubblewrap", "CommandPolicy", "Confined", "RunSandbox", "SandboxPolicy", "bubblewrap", "confined_argv",
            "hidden_paths", "hide_from_commands", "host_unix_sockets", "network_namespace_problem", "reader_argv",
            "refusal", "sandbox_flags"]
