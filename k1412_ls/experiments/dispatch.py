@@ -18,6 +18,11 @@ from k1412_ls.experiments.jobs import JobOutcome, RunJob, execute_job
 from k1412_ls.locations import ConfigError
 
 
+def failed_outcome(job: RunJob, message: str) -> JobOutcome:
+    """The outcome of a run whose worker never reported back."""
+    return JobOutcome(job.experiment, job.arm, job.task_id, job.repeat, None, "failed", message[:2000])
+
+
 def default_workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
@@ -26,11 +31,15 @@ def run_local(jobs: list[RunJob], workers: int) -> Iterator[JobOutcome]:
     """Run the jobs in ``workers`` fresh processes (spawned: no state shared with this one)."""
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        pending: set[Future[JobOutcome]] = {pool.submit(execute_job, job) for job in jobs}
+        submitted: dict[Future[JobOutcome], RunJob] = {pool.submit(execute_job, job): job for job in jobs}
+        pending = set(submitted)
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
-                yield future.result()
+                try:
+                    yield future.result()
+                except Exception as exc:  # the worker process died (killed, out of memory)
+                    yield failed_outcome(submitted[future], f"the worker process failed: {exc}")
 
 
 def _ray_module() -> Any:
@@ -79,8 +88,7 @@ def run_ray(jobs: list[RunJob], address: str, workers: int | None) -> Iterator[J
                 try:
                     yield ray.get(ref)
                 except Exception as exc:  # the worker died (out of memory, node lost): that run failed
-                    yield JobOutcome(job.experiment, job.arm, job.task_id, job.repeat, None, "failed",
-                                     f"the Ray task failed: {str(exc).splitlines()[0][:500]}")
+                    yield failed_outcome(job, f"the Ray task failed: {str(exc).splitlines()[0][:500]}")
     finally:
         ray.shutdown()
 

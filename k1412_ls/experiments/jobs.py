@@ -111,11 +111,6 @@ def run_check(command: str, workspace: Path, timeout_s: float) -> tuple[bool, in
 
 def execute_job(job: RunJob) -> JobOutcome:
     """Run one job to its end; never raises (an internal error is a ``failed`` outcome)."""
-    from k1412_ls.catalog import default_registry
-    from k1412_ls.config import build_config
-    from k1412_ls.core.runtime import RunRequest, Runtime
-    from k1412_ls.models import build_chat_model
-
     outcome = JobOutcome(job.experiment, job.arm, job.task_id, job.repeat, None, "failed", "",
                          worker=f"{os.uname().nodename}:{os.getpid()}")
     state = _worker_state_dir()
@@ -123,6 +118,11 @@ def execute_job(job: RunJob) -> JobOutcome:
         workspace = Path(tmp) / "ws"
         runtime = None
         try:
+            from k1412_ls.catalog import default_registry
+            from k1412_ls.config import build_config
+            from k1412_ls.core.runtime import RunRequest, Runtime
+            from k1412_ls.models import build_chat_model
+
             _unpack(job.workspace_tar, workspace)
             config = build_config(job.config, job.config_source)
             runtime = Runtime(config, build_chat_model, state, default_registry())
