@@ -56,7 +56,7 @@ def ray_head() -> Iterator[tuple[str, Path]]:
     finally:
         os.killpg(head.pid, signal.SIGTERM)
         try:
-            head.wait(timeout=30)
+            head.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(head.pid, signal.SIGKILL)
             head.wait()
