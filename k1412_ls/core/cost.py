@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from k1412_ls.pricing import Pricing
 from k1412_ls.core.model_port import Usage
+from k1412_ls.pricing import Pricing
 
 CURRENCY = "USD"
 # Sums of many small float products: round what is published so equal sums print equally.
