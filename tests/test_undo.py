@@ -238,3 +238,36 @@ def test_adv_a_pruned_copy_is_refused_and_pruning_keeps_runs_within_limits(tmp_p
     out = undo_on_disk(state, result.run_id)  # the log is still there, its undo record is not
     assert out["ok"] is False and out["restored"] == [] and "no undo record" in out["message"]
     assert (ws / "new.py").exists()
+
+
+def test_adv_undo_of_a_run_still_in_flight_is_refused_whole(tmp_path: Path, ws: Path) -> None:
+    """A second process asks to undo while the run is still changing files: nothing is touched."""
+    import subprocess
+    import sys
+
+    (ws / "a.txt").write_text("before\n")
+    runtime = make_runtime(tmp_path, ScriptedChatModel([
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "echo during > a.txt"}}]},
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 3; echo later > b.txt"}}]},
+        {"content": "a.txt and b.txt written.", "repeat": True}]))
+
+    async def scenario() -> tuple[Any, subprocess.CompletedProcess[str]]:
+        task = asyncio.create_task(runtime.run(RunRequest(task="Write a.txt then b.txt with commands", workspace=ws),
+                                               run_id="run-00000000000000aa"))
+        manifest = tmp_path / "state" / "undo" / "runs" / "run-00000000000000aa.json"
+        for _ in range(400):  # the first command's change is recorded before the second starts
+            if manifest.exists() and "a.txt" in manifest.read_text():
+                break
+            await asyncio.sleep(0.05)
+        env = {**os.environ, "K1412_HOME": str(tmp_path / "state")}
+        undo = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "k1412_ls.cli", "undo",
+                                                        "run-00000000000000aa", "--json"],
+                                       capture_output=True, text=True, env=env, timeout=60)
+        return await task, undo
+
+    result, undo = asyncio.run(scenario())
+    assert undo.returncode == 1, undo.stderr
+    assert "still running" in json.loads(undo.stdout)["message"]
+    assert (ws / "a.txt").read_text() == "during\n" and (ws / "b.txt").read_text() == "later\n"
+    after = undo_on_disk(tmp_path / "state", result.run_id)  # once it has ended, the undo goes through
+    assert after["ok"] is True and (ws / "a.txt").read_text() == "before\n" and not (ws / "b.txt").exists()
