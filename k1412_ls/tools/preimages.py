@@ -177,6 +177,7 @@ class BlobStore:
 
     def __init__(self, home: Path) -> None:
         self.dir = home / "blobs"
+        self._made: set[str] = set()  # fan-out directories known to exist (one mkdir each, not one per blob)
 
     def path(self, sha: str) -> Path:
         return self.dir / sha[:2] / sha
@@ -188,7 +189,9 @@ class BlobStore:
             with contextlib.suppress(OSError):
                 os.utime(target)  # in use again: not pruned as old
             return sha
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if sha[:2] not in self._made:
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._made.add(sha[:2])
         tmp = target.with_name(f".{sha}.{os.getpid()}.{threading.get_ident()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
@@ -330,7 +333,7 @@ class RunJournal:
                     with contextlib.suppress(OSError):
                         os.utime(self.blobs.path(kept["blob"]))
                 else:
-                    kept = self._keep(rel, read_state(self.root, rel, self.limits.max_file_bytes))
+                    kept = self._keep(rel, _read_walked(self.root / rel, self.limits.max_file_bytes))
                 if kept["kind"] == "file":
                     fresh[rel] = [list(signature), kept]
                 self._baseline[rel] = (signature, kept)
@@ -396,6 +399,31 @@ class RunJournal:
             })
         except OSError:
             pass  # undo is a convenience; a full state disk must not fail the run
+
+
+def _read_walked(path: Path, max_bytes: int) -> PathState:
+    """A file the baseline walk just listed (no symlinks followed on the walk): one open, not one per directory.
+
+    Only read, never written: if a directory on the way was swapped meanwhile, the worst case is a copy
+    of the wrong bytes, which an undo then refuses to use (the path's state will not match the run's)."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        return PathState("other", what=f"unreadable, {errno.errorcode.get(exc.errno or 0, 'error')}")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return PathState("other", what=_kind(info.st_mode))
+        mode = stat.S_IMODE(info.st_mode)
+        if info.st_size > max_bytes:
+            return PathState("too_big", mode=mode, size=info.st_size, digest="")
+        chunks = []
+        while chunk := os.read(fd, MB):
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        return PathState("file", data=data, mode=mode, size=len(data))
+    finally:
+        os.close(fd)
 
 
 def _signature(path: Path) -> tuple[int, ...] | None:
