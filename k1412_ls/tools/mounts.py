@@ -42,18 +42,33 @@ class MountPlan:
     writable: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     placeholders: list[str] = field(default_factory=list)  # read-only paths made as empty mount points
+    locked: list[str] = field(default_factory=list)  # read-only again inside a writable root (whole trees)
 
     def bind(self, path: str) -> None:
         self.flags += ["--bind", path, path]
         self.writable.append(path)
 
+    def lock(self, path: str) -> None:
+        """A whole tree read-only inside a writable root (later :meth:`bind` calls may reopen parts of it)."""
+        self.flags += ["--ro-bind", path, path]
+        self.locked.append(path)
+
+    def writable_at(self, path: str) -> bool:
+        """Whether ``path`` lies in a writable mount: the deepest mount holding it decides."""
+        deepest, verdict = -1, False
+        for roots, value in ((self.writable, True), (self.locked, False)):
+            for root in roots:
+                if inside(path, root) and len(root) > deepest:
+                    deepest, verdict = len(root), value
+        return verdict
+
     def read_only(self, path: str) -> None:
-        if any(inside(path, root) for root in self.writable) and os.path.exists(path):
+        if self.writable_at(path) and os.path.exists(path):
             self.flags += ["--ro-bind", path, path]
 
     def read_only_dir(self, path: str) -> None:
         """Like :meth:`read_only`, and a directory that does not exist yet becomes an empty read-only one."""
-        if os.path.lexists(path) or not any(inside(path, root) for root in self.writable):
+        if os.path.lexists(path) or not self.writable_at(path):
             self.read_only(path)
         elif missing_components(path) is not None:
             self.flags += ["--tmpfs", path, "--remount-ro", path]

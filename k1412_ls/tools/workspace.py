@@ -16,6 +16,8 @@ import unicodedata
 from pathlib import Path
 
 from k1412_ls.tools.confined import pin_root, refuse_if_moved
+from k1412_ls.tools.mounts import inside
+from k1412_ls.tools.protected_paths import hidden_from_file_tools, protected_from_file_writes
 from k1412_ls.tools.registry import ToolError
 
 MAX_PATH_BYTES = 4096
@@ -70,12 +72,19 @@ class Workspace:
             raise ToolError(
                 f"The path '{path}' is outside the workspace; use a path inside {self.root}."
             )
+        if any(inside(str(real), hidden) for hidden in hidden_from_file_tools()):
+            raise ToolError(f"The path '{path}' is hidden from the agent (K1412's own state or configuration, or a "
+                            "secret directory such as ~/.ssh); file tools never read, list or write it.")
         if for_write:
             if self.is_git_internal(real) or self._lexically_git(lexical):
                 raise ToolError(
                     f"The path '{path}' is inside .git; file tools never write git internals, "
                     f"use git commands through run_command instead."
                 )
+            if protected_from_file_writes(str(real), str(self.root)):
+                raise ToolError(f"The path '{path}' is protected (a shell start-up file, a PATH directory, K1412's own "
+                                "installation, or a dot entry of your home); file tools never write it, as commands "
+                                "cannot.")
             self._refuse_dangling_links(lexical, path)
         return real
 
