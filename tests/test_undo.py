@@ -15,7 +15,7 @@ from k1412_ls.config import build_config
 from k1412_ls.core.events import read_events
 from k1412_ls.core.runtime import RunRequest, Runtime
 from k1412_ls.core.undo import UnknownRun, undo_on_disk
-from k1412_ls.tools.preimages import prune
+from k1412_ls.tools.undo_store import prune
 from tests.support.scripted_model import ScriptedChatModel
 
 TASK = "Change world to there in hello.py, create new.py, delete old.txt with rm and run hello.py."
@@ -229,7 +229,7 @@ def test_adv_a_hard_link_to_outside_is_refused_by_the_writer(tmp_path: Path, ws:
 def test_adv_a_pruned_copy_is_refused_and_pruning_keeps_runs_within_limits(tmp_path: Path, ws: Path,
                                                                              done: Any) -> None:
     state, _before, result = done
-    from k1412_ls.tools.preimages import UndoLimits
+    from k1412_ls.tools.undo_store import UndoLimits
 
     removed, _blobs = prune(state, UndoLimits(max_age_s=1.0), now=10**12)
     assert removed == 1

@@ -35,11 +35,12 @@ from k1412_ls.tools.approval import AllowStore, ApprovalGate, ApprovalPolicy, Ap
 from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.locks import user_write_lock
-from k1412_ls.tools.preimages import RunJournal, prune
+from k1412_ls.tools.preimages import RunJournal
 from k1412_ls.tools.processes import ProcessTable
 from k1412_ls.tools.recording import RecordingDocumentStore
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, hide_from_commands
+from k1412_ls.tools.undo_store import prune
 from k1412_ls.tools.workspace import Workspace
 
 ModelFactory = Callable[[K1412Config, ModelSpec], ChatModel]
