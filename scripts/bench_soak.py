@@ -14,7 +14,10 @@ final answer) through ``workspace/executeCommand k1412.runTask``, with a work-do
   (``maybe_transform`` + JSON, what ``chat.completions.create`` does) against K1412's
   :class:`BodyEncoder` along a growing run.
 
-Usage: python scripts/bench_soak.py [--runs 500] [--warmup 50]
+The first ~100 runs fill bounded caches (RSS steps up ~2-3 MiB between runs 50 and 100, then stays
+flat, also with MALLOC_ARENA_MAX=1), hence the default warm-up of 100 runs; the RSS by run is printed.
+
+Usage: python scripts/bench_soak.py [--runs 500] [--warmup 100]
 """
 
 from __future__ import annotations
@@ -86,7 +89,11 @@ async def start(command: list[str], env: dict[str, str], root: Path, log: Path |
 
 async def soak(env: dict[str, str], root: Path, runs: int, warmup: int, log: Path) -> dict[str, Any]:
     client, _ = await start(SERVERS["k1412"], env, root, log)
-    await asyncio.sleep(1.5)  # idle, as an editor is before the user's first task
+    # Idle, as an editor is before the user's first task, until the warm-up is done (at most 20 s).
+    began = time.perf_counter()
+    while "run machinery ready" not in log.read_text(errors="replace") and time.perf_counter() - began < 20:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.2)
     walls, rss, statuses = [], [], []
     fds_threads: list[tuple[int, int]] = []
     for index in range(runs):
@@ -100,8 +107,11 @@ async def soak(env: dict[str, str], root: Path, runs: int, warmup: int, log: Pat
         if index in (warmup - 1, runs - 1):
             fds_threads.append(proc_counts(client.process.pid))
     await client.close()
-    tables = [m.group(2) for line in log.read_text(errors="replace").splitlines() if (m := TABLES.search(line))]
-    return {"walls": walls, "rss": rss, "statuses": statuses, "fds_threads": fds_threads, "tables": tables}
+    text = log.read_text(errors="replace")
+    tables = [m.group(2) for line in text.splitlines() if (m := TABLES.search(line))]
+    warm = re.search(r"run machinery ready in (\d+) ms", text)
+    return {"walls": walls, "rss": rss, "statuses": statuses, "fds_threads": fds_threads, "tables": tables,
+            "warm_ms": int(warm.group(1)) if warm else None}
 
 
 async def idle_round(name: str, env: dict[str, str], root: Path) -> tuple[float, int]:
@@ -173,11 +183,16 @@ async def main(runs: int, warmup: int) -> None:
     print(f"runs: {runs} sequential 4-step runs through one `k1412 lsp` process, warm-up {warmup}; "
           f"python {sys.version.split()[0]}")
     print(f"statuses: {statuses}")
+    if set(statuses) != {"completed"}:
+        raise SystemExit("not every run completed (see the statuses above): the figures would not be comparable")
     print(f"RSS: {rss[warmup - 1] / 1024:.1f} MiB after warm-up -> {rss[-1] / 1024:.1f} MiB after run {runs}; "
           f"slope {kib_per_run:.2f} KiB/run (target <= 1.00), over runs {half + 1}-{runs} {late_kib_per_run:.2f} KiB/run")
+    marks = sorted({warmup, *range(100, runs + 1, 100), runs})
+    print("RSS by run: " + ", ".join(f"{m}: {rss[m - 1] / 1024:.1f}" for m in marks) + " MiB")
     print(f"tables at run 1: {tables[0] if tables else '?'}")
     print(f"tables at run {len(tables)}: {tables[-1] if tables else '?'}")
     print(f"fds: {fd0} after warm-up -> {fd1} at the end; threads: {th0} -> {th1}")
+    print(f"warm-up after initialized: {result['warm_ms']} ms in the background (None: it did not finish)")
     print(f"wall: first run {walls[0] * 1000:.0f} ms, later runs median {later * 1000:.0f} ms; "
           f"ratio {walls[0] / later:.2f} (target <= 2.00)")
     med = {name: (statistics.median(e for e, _ in v), statistics.median(r for _, r in v)) for name, v in idle.items()}
@@ -197,6 +212,6 @@ async def main(runs: int, warmup: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=500)
-    parser.add_argument("--warmup", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=100)
     args = parser.parse_args()
     asyncio.run(main(args.runs, min(args.warmup, args.runs)))

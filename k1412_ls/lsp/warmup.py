@@ -4,7 +4,7 @@ Start-up stays lean: the runtime, the tool catalogue, pydantic and the openai SD
 imported before ``initialized``. Once the client has sent nothing for :data:`IDLE_S` seconds
 (and at least :data:`DELAY_S` after ``initialized``), a worker thread imports them and the run
 service builds the runtime (once per server; the workspace is a per-run argument) and one model
-client, which it closes again. A failure here (no configuration, a missing key) is left for the
+client, which it closes again; the sandbox is probed (bubblewrap runs twice, once). A failure here (no configuration, a missing key) is left for the
 first run to report; the warm-up only logs it.
 """
 
@@ -42,6 +42,14 @@ def import_machinery() -> None:
         importlib.import_module(name)
 
 
+def probe_sandbox() -> None:
+    """Find and probe bubblewrap (each probe is cached per process; the first run would pay for it)."""
+    from k1412_ls.tools.bubblewrap import bubblewrap, network_namespace_problem
+
+    if bubblewrap().path is not None:
+        network_namespace_problem()
+
+
 async def wait_until_idle(last_received: Any, busy: Any) -> bool:
     """Wait for a quiet client: ``last_received()`` monotonic time, ``busy()`` requests in flight."""
     await asyncio.sleep(DELAY_S)
@@ -72,6 +80,7 @@ async def warm_up(server: Any) -> None:
         close = getattr(model, "aclose", None)
         if close is not None:
             await close()
+        await loop.run_in_executor(None, probe_sandbox)
     except Exception as exc:  # the first run reports the problem in its own words
         log.info("warm-up stopped early (%s); the first run finishes the work", type(exc).__name__)
         return
