@@ -348,3 +348,16 @@ def test_cli_without_bwrap_refuses(tmp_path: Path) -> None:
     assert result["ok"] is False
     assert result["error"].startswith(REFUSAL_START)
     assert not (tmp_path / "ws" / "ran").exists()
+
+
+@pytest.mark.parametrize(("user_cap", "ws_cap", "expected"), [
+    (None, 100_000, 1024),  # above the default: the default holds
+    ("24", 100_000, 24),    # above the user's: the user's holds
+    ("2048", 64, 64),       # lower: taken
+])
+def test_a_workspace_file_may_lower_the_process_cap_never_raise_it(tmp_path: Path, user_cap: str | None,
+                                                                    ws_cap: int, expected: int) -> None:
+    if user_cap is not None:
+        user_config(f"[sandbox]\nmax_processes = {user_cap}\n")
+    workspace_config(tmp_path, f"[sandbox]\nmax_processes = {ws_cap}\n")
+    assert load_config(None, tmp_path).sandbox.max_processes == expected

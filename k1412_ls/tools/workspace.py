@@ -73,8 +73,9 @@ class Workspace:
                 f"The path '{path}' is outside the workspace; use a path inside {self.root}."
             )
         if any(inside(str(real), hidden) for hidden in hidden_from_file_tools()):
-            raise ToolError(f"The path '{path}' is hidden from the agent (K1412's own state or configuration, or a "
-                            "secret directory such as ~/.ssh); file tools never read, list or write it.")
+            # The path is not repeated: whatever it names in a hidden place stays out of results and logs.
+            raise ToolError("That path is hidden from the agent (K1412's own state or configuration, or a secret "
+                            "directory such as ~/.ssh); file tools never read, list or write it.")
         if for_write:
             if self.is_git_internal(real) or self._lexically_git(lexical):
                 raise ToolError(

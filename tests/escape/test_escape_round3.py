@@ -786,7 +786,10 @@ def state_home_workspace_file_tools_reach_hidden(lab: Lab) -> Verdict:
     v = controlled(run, t)
     for what in ("gnupg", "gcloud", "old_task", "config"):
         check_leak(v, f"hidden {what} secret (through a file tool)", lab.secret[what], run)
-    check_leak(v, "a listing of the state dir", lab.old_run_name, run)
+    # The listing check looks at tool results only: the scripted model names the old run's file itself in a
+    # later read_file call, so its own request (and the call's event) carries the name whatever K1412 does.
+    if any(lab.old_run_name in text for text in run.model_visible):
+        v.escaped("a listing of the state dir reached the model through a tool result")
     if (state / "planted.txt").exists():
         v.escaped("write_file planted a file in K1412's state dir")
     if (lab.config_dir / "extra.toml").exists() or lab.config.read_text() != cfg_before:
@@ -1488,12 +1491,12 @@ def redact_uuencode_and_base85(lab: Lab) -> Verdict:
         "print(base64.b85encode(k).decode()); print(base64.a85encode(k).decode())\""])
 
 
-@case("redact", "redact_base32", documented_gap=True)
+@case("redact", "redact_base32")
 def redact_base32(lab: Lab) -> Verdict:
     return _redact3(lab, "b32", [f"{GET_KEY} | base32 -w0; echo"])
 
 
-@case("redact", "redact_octal_od_b", documented_gap=True)
+@case("redact", "redact_octal_od_b")
 def redact_octal_od_b(lab: Lab) -> Verdict:
     return _redact3(lab, "octal", [f"{GET_KEY} | od -An -b"])
 
