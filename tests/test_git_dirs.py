@@ -73,3 +73,24 @@ def test_a_repository_made_in_the_run_cannot_be_written_through_a_link_later(ctx
     assert "pwned" in later.data["output"]  # positive control: the command ran and wrote its file
     assert "pwned" not in (ws / ".git" / "config").read_text()
     assert not (ws / ".git" / "probe").exists()
+
+
+def test_a_bare_repository_in_the_workspace_is_git_internals_for_file_tools(ctx: ToolContext, ws: Path) -> None:
+    from k1412_ls.tools.files import WriteFileArgs, write_file
+    from k1412_ls.tools.registry import ToolError
+
+    subprocess.run(["git", "init", "-q", "--bare", str(ws / "mirror.git")], check=True)
+    with pytest.raises(ToolError, match="inside .git"):
+        write_file(WriteFileArgs(path="mirror.git/hooks/post-receive", content="#!/bin/sh\n"), ctx)
+    assert git_dirs.nested_git_dirs(str(ws)) == (str(ws / "mirror.git"),)
+    write_file(WriteFileArgs(path="mirror/notes.txt", content="fine\n"), ctx)  # control: an ordinary directory
+    assert (ws / "mirror" / "notes.txt").exists()
+
+
+@pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")
+def test_a_bare_repository_is_read_only_to_commands(ctx: ToolContext, ws: Path) -> None:
+    subprocess.run(["git", "init", "-q", "--bare", str(ws / "mirror.git")], check=True)
+    done = run_command(RunCommandArgs(command="echo x > mirror.git/hooks/post-receive; echo rc=$?; "
+                                              "echo y > mirror.txt; cat mirror.txt"), ctx)
+    assert "rc=0" not in done.data["output"] and "y" in done.data["output"]  # it ran, and wrote elsewhere
+    assert not (ws / "mirror.git" / "hooks" / "post-receive").exists()

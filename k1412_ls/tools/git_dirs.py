@@ -55,8 +55,12 @@ NESTED_GIT_MAX_DEPTH = 8
 _NESTED_GIT_SKIP = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".cache"})
 
 
+_BARE_MARKS = frozenset({"HEAD", "objects", "refs"})
+
+
 def nested_git_dirs(root: str) -> tuple[str, ...]:
-    """``.git`` directories and pointer files below the workspace root (nested repositories, submodules).
+    """Git dirs below the workspace root: nested repositories' and submodules' ``.git`` (dirs and pointer
+    files) and bare repositories (``mirror.git/`` holding ``HEAD``, ``objects/``, ``refs/``).
 
     A bounded walk (depth and entry caps, package caches skipped), done once per run.
     """
@@ -65,19 +69,26 @@ def nested_git_dirs(root: str) -> tuple[str, ...]:
     stack = [(root, 0)]
     while stack and seen < NESTED_GIT_MAX_ENTRIES:
         directory, depth = stack.pop()
+        below: list[tuple[str, int]] = []
+        names: set[str] = set()
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
                     seen += 1
+                    names.add(entry.name)
                     if entry.name == ".git":
                         if directory != root:
                             found.append(entry.path)
                         continue
                     if depth < NESTED_GIT_MAX_DEPTH and entry.name not in _NESTED_GIT_SKIP \
                             and entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, depth + 1))
+                        below.append((entry.path, depth + 1))
         except OSError:
             continue
+        if directory != root and _BARE_MARKS <= names and os.path.isfile(os.path.join(directory, "HEAD")):
+            found.append(directory)  # a bare repository: all of it is git internals
+            continue
+        stack.extend(below)
     return tuple(sorted(found))
 
 

@@ -47,6 +47,11 @@ def check_path_text(path: str) -> None:
             raise ToolError(f"A path component is longer than {MAX_NAME_BYTES} bytes; use shorter names.")
 
 
+def _is_bare_repository(directory: Path) -> bool:
+    """A bare repository (``mirror.git/`` with ``HEAD``, ``objects/`` and ``refs/``): git internals throughout."""
+    return (directory / "HEAD").is_file() and (directory / "objects").is_dir() and (directory / "refs").is_dir()
+
+
 class Workspace:
     """The workspace root and the rules for paths inside it."""
 
@@ -99,6 +104,8 @@ class Workspace:
         that the root's ``.git`` pointer file names (``gitdir: .gitdir``)."""
         rel = real.relative_to(self.root)
         if any(is_git_name(part) for part in rel.parts):
+            return True
+        if any(_is_bare_repository(parent) for parent in [real, *real.parents][: len(rel.parts)]):
             return True
         gitdir = self._pointer_gitdir()
         return gitdir is not None and real.is_relative_to(gitdir)
