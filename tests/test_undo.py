@@ -271,3 +271,34 @@ def test_adv_undo_of_a_run_still_in_flight_is_refused_whole(tmp_path: Path, ws: 
     assert (ws / "a.txt").read_text() == "during\n" and (ws / "b.txt").read_text() == "later\n"
     after = undo_on_disk(tmp_path / "state", result.run_id)  # once it has ended, the undo goes through
     assert after["ok"] is True and (ws / "a.txt").read_text() == "before\n" and not (ws / "b.txt").exists()
+
+
+def test_adv_a_symlink_planted_where_the_run_deleted_a_file_is_refused(tmp_path: Path, ws: Path, done: Any) -> None:
+    state, _before, result = done
+    outside = tmp_path / "target.txt"
+    outside.write_text("not yours\n")
+    (ws / "old.txt").symlink_to(outside)  # undo would recreate old.txt through it
+    out = undo_on_disk(state, result.run_id)
+    assert {"path": "old.txt", "reason": "it is now a symlink; K1412 does not write over it"} in out["refused"]
+    assert outside.read_text() == "not yours\n"
+
+
+def test_adv_a_fifo_in_place_of_a_created_file_is_refused_without_blocking(ws: Path, done: Any) -> None:
+    state, _before, result = done
+    (ws / "new.py").unlink()
+    os.mkfifo(ws / "new.py")
+    out = undo_on_disk(state, result.run_id)
+    assert {"path": "new.py", "reason": "it is now a fifo; K1412 does not write over it"} in out["refused"]
+    assert (ws / "new.py").is_fifo()
+
+
+def test_a_write_that_failed_is_neither_restored_nor_refused(tmp_path: Path, ws: Path) -> None:
+    (ws / "adir").mkdir()
+    (ws / "adir" / "inside.txt").write_text("inside\n")
+    result = run(make_runtime(tmp_path, ScriptedChatModel([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "adir", "content": "x"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "b\n"}}]},
+        {"content": "b.txt written.", "repeat": True}])), ws, "Write b.txt")
+    out = undo_on_disk(tmp_path / "state", result.run_id)
+    assert out["ok"] is True and out["restored"] == ["b.txt"] and out["refused"] == []
+    assert not (ws / "b.txt").exists() and (ws / "adir" / "inside.txt").read_text() == "inside\n"

@@ -104,6 +104,8 @@ def _inverse_edit(server: LanguageServer, plan: UndoPlan,
                   buffers: dict[str, tuple[str, str, int | None]]) -> tuple[types.WorkspaceEdit | None, list[str]]:
     """The editor's part of the undo, and the paths it will create (empty, or with their text)."""
     caps = server.client_capabilities
+    if not get_capability(caps, "workspace.apply_edit", False):
+        return None, []  # the client takes no edits: the disk alone is restored
     document_changes = bool(get_capability(caps, "workspace.workspace_edit.document_changes", False))
     resource_ops = set(get_capability(caps, "workspace.workspace_edit.resource_operations", None) or [])
     encoding = str(server.workspace.position_encoding or "utf-16")

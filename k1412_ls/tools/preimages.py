@@ -218,7 +218,7 @@ class RunJournal:
                        f"undo limit per file, so no copy was kept")
             return {"kind": "too_big", "size": state.size, "version": state.version}
         if state.kind != "file" or state.data is None:
-            return {"kind": "other", "what": state.what}
+            return {"kind": "other", "what": state.what, "version": state.version}
         if self._kept + len(state.data) > self.limits.max_run_bytes:
             self._note(f"{rel} was not kept: the run's undo budget of {self.limits.max_run_bytes / MB:g} MB "
                        f"was used up")

@@ -144,6 +144,8 @@ def plan_undo(state: Path, run_id: str, *, buffers: Mapping[str, str] | None = N
         kind = before.get("kind")
         now = read_state(root, rel, MAX_COMPARE_BYTES)
         target = NO_FILE if kind == "absent" else str(before.get("version", ""))
+        if (NO_FILE if kind == "absent" else before.get("version")) == entry.get("after"):
+            continue  # the run did not change it after all (a refused or failed write): nothing to undo
         if now.version == target and kind in ("absent", "file"):
             plan.unchanged.append(rel)
             continue
@@ -228,15 +230,20 @@ def apply_on_disk(plan: UndoPlan, *, also_accept: Mapping[str, set[str]] | None 
     refused: list[dict[str, str]] = []
     if not plan.actions:
         return restored, refused
-    with workspace_lock(plan.root).hold(cancel or threading.Event()):
-        for action in plan.actions:
-            try:
-                if _restore(plan.root, action, (also_accept or {}).get(action.rel, set())):
-                    restored.append(action.rel)
-                else:
-                    refused.append(_refusal(action.rel, "it changed while the undo was running; it was left as is"))
-            except ToolError as exc:
-                refused.append(_refusal(action.rel, str(exc).rstrip(".")))
+    try:
+        with workspace_lock(plan.root).hold(cancel or threading.Event()):
+            for action in plan.actions:
+                try:
+                    if _restore(plan.root, action, (also_accept or {}).get(action.rel, set())):
+                        restored.append(action.rel)
+                    else:
+                        refused.append(_refusal(action.rel, "it changed while the undo was running; it was left "
+                                                            "as is"))
+                except ToolError as exc:
+                    refused.append(_refusal(action.rel, str(exc).rstrip(".")))
+    except ToolError as exc:  # another K1412 process kept the workspace lock: nothing was touched
+        done = set(restored)
+        refused.extend(_refusal(a.rel, str(exc).rstrip(".")) for a in plan.actions if a.rel not in done)
     return restored, refused
 
 
