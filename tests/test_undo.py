@@ -302,3 +302,28 @@ def test_a_write_that_failed_is_neither_restored_nor_refused(tmp_path: Path, ws:
     out = undo_on_disk(tmp_path / "state", result.run_id)
     assert out["ok"] is True and out["restored"] == ["b.txt"] and out["refused"] == []
     assert not (ws / "b.txt").exists() and (ws / "adir" / "inside.txt").read_text() == "inside\n"
+
+
+def test_adv_a_user_edit_made_while_the_model_thinks_is_what_undo_restores(tmp_path: Path, ws: Path) -> None:
+    """The baseline is kept in the background at run start; the user edits before the first command:
+    undo must give back the user's version, not the older copy (that would lose the user's edit)."""
+    (ws / "x.txt").write_text("original\n")
+    runtime = make_runtime(tmp_path, ScriptedChatModel([
+        {"delay_s": 2.0, "tool_calls": [{"name": "run_command", "arguments": {"command": "echo agent > x.txt"}}]},
+        {"content": "x.txt now says agent.", "repeat": True}]))
+
+    async def scenario() -> Any:
+        task = asyncio.create_task(runtime.run(RunRequest(task="Write agent into x.txt with a command",
+                                                          workspace=ws)))
+        index = tmp_path / "state" / "undo" / "index"
+        for _ in range(200):
+            if index.exists() and any(index.iterdir()):
+                break
+            await asyncio.sleep(0.01)
+        (ws / "x.txt").write_text("the user's edit\n")
+        return await task
+
+    result = asyncio.run(scenario())
+    assert (ws / "x.txt").read_text() == "agent\n"
+    out = undo_on_disk(tmp_path / "state", result.run_id)
+    assert out["ok"] is True and (ws / "x.txt").read_text() == "the user's edit\n"

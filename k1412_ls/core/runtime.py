@@ -157,6 +157,8 @@ class Runtime:
         except OSError:
             pass
         store = RecordingDocumentStore(documents or DiskDocumentStore(request.workspace.resolve()), journal)
+        if request.write:
+            journal.start_baseline()  # copies for commands' changes, kept while the model thinks
         run = _Run(self, request, spec, chat_model, bus, store, conversation, journal)
         try:
             result = await run.drive()

@@ -166,6 +166,8 @@ class RunJournal:
         self._entries: dict[str, dict[str, Any]] = {}
         self._notes: list[str] = []
         self._baseline: dict[str, tuple[tuple[int, ...], dict[str, Any]]] | None = None
+        self._baseline_thread: threading.Thread | None = None
+        self._stop = threading.Event()
         self._commands = 0
         self._started = time.time()
         self._finished = False
@@ -209,60 +211,92 @@ class RunJournal:
     def _version_now(self, rel: str) -> str:
         return read_state(self.root, rel, self.limits.max_file_bytes).version
 
-    def _keep(self, rel: str, state: PathState) -> dict[str, Any]:
-        """The manifest form of a prior state, its content stored if the budget allows."""
+    def _keep(self, rel: str, state: PathState, *, quiet: bool = False) -> dict[str, Any]:
+        """The manifest form of a prior state, its content stored if the budget allows (``quiet``: a
+        baseline copy, whose limits are only noted if a command then changes the file)."""
         if state.kind == "absent":
             return {"kind": "absent"}
         if state.kind == "too_big":
-            self._note(f"{rel} was {state.size / MB:.1f} MB, over the {self.limits.max_file_bytes / MB:g} MB "
-                       f"undo limit per file, so no copy was kept")
-            return {"kind": "too_big", "size": state.size, "version": state.version}
+            kept = {"kind": "too_big", "size": state.size, "version": state.version, "limit": "file"}
+            return kept if quiet else self._noted(rel, kept)
         if state.kind != "file" or state.data is None:
             return {"kind": "other", "what": state.what, "version": state.version}
-        if self._kept + len(state.data) > self.limits.max_run_bytes:
-            self._note(f"{rel} was not kept: the run's undo budget of {self.limits.max_run_bytes / MB:g} MB "
-                       f"was used up")
-            return {"kind": "too_big", "size": state.size, "version": state.version}
-        self._kept += len(state.data)
+        with self._lock:
+            within = self._kept + len(state.data) <= self.limits.max_run_bytes
+            if within:
+                self._kept += len(state.data)
+        if not within:
+            kept = {"kind": "too_big", "size": state.size, "version": state.version, "limit": "run"}
+            return kept if quiet else self._noted(rel, kept)
         return {"kind": "file", "blob": self.blobs.put(state.data), "mode": state.mode, "size": len(state.data),
                 "version": state.version}
 
+    def _noted(self, rel: str, kept: dict[str, Any]) -> dict[str, Any]:
+        """Say why a path's change cannot be undone (in the run's notes); returns ``kept``."""
+        if kept.get("limit") == "run":
+            self._note(f"{rel} was not kept: the run's undo budget of {self.limits.max_run_bytes / MB:g} MB "
+                       f"was used up")
+        elif kept.get("kind") == "too_big":
+            self._note(f"{rel} was {kept['size'] / MB:.1f} MB, over the {self.limits.max_file_bytes / MB:g} MB "
+                       f"undo limit per file, so no copy was kept")
+        return kept
+
     def _note(self, text: str) -> None:
-        if text not in self._notes:
-            self._notes.append(text)
+        with self._lock:
+            if text not in self._notes:
+                self._notes.append(text)
 
     # -- commands ----------------------------------------------------------------------------
-    def take_baseline(self) -> None:
-        """Before the run's first command: keep every tracked file (cheap for files kept before)."""
+    def start_baseline(self) -> None:
+        """Start keeping the baseline in the background, while the model works out its first step."""
         with self._lock:
-            if self._baseline is not None:
+            if self._baseline_thread is not None or self._baseline is not None:
                 return
-            self._baseline = {}
-            index_path = self.home / "index" / f"{hashlib.sha256(os.fsencode(self.root)).hexdigest()[:32]}.json"
-            index = read_json(index_path) or {}
-            snap = Snapshot.take(self.root)
+            self._baseline_thread = threading.Thread(target=self._build_baseline, name="k1412-undo-baseline",
+                                                     daemon=True)
+            self._baseline_thread.start()
+
+    def take_baseline(self) -> None:
+        """Before the run's first command: the baseline (awaited, or built now), with files that changed
+        since it was built refreshed."""
+        with self._lock:
+            thread, ready = self._baseline_thread, self._baseline is not None
+        if thread is not None:
+            thread.join()
+            self.refresh(None)  # changes between the background walk and the tracker's start
+        elif not ready:
+            self._build_baseline()
+
+    def _build_baseline(self) -> None:
+        """Keep every tracked file; files kept before (same size, mtime, inode, ctime) are not read again."""
+        index_path = self.home / "index" / f"{hashlib.sha256(os.fsencode(self.root)).hexdigest()[:32]}.json"
+        index = read_json(index_path) or {}
+        snap = Snapshot.take(self.root)
+        built: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {}
+        fresh: dict[str, Any] = {}
+        for rel in sorted(snap.files):
+            if self._stop.is_set():
+                break
+            signature = _signature(self.root / rel)
+            if signature is None:
+                continue
+            cached = index.get(rel)
+            if cached and tuple(cached[0]) == signature and self.blobs.path(cached[1]["blob"]).exists():
+                kept = cached[1]
+                with contextlib.suppress(OSError):
+                    os.utime(self.blobs.path(kept["blob"]))
+            else:
+                kept = self._keep(rel, _read_walked(self.root / rel, self.limits.max_file_bytes), quiet=True)
+            if kept["kind"] == "file":
+                fresh[rel] = [list(signature), kept]
+            built[rel] = (signature, kept)
+        with self._lock:
             if not snap.complete:
                 self._note("the workspace has more files than the change tracker walks, so files that commands "
                            "changed past that limit have no copy")
-            fresh: dict[str, Any] = {}
-            for rel in sorted(snap.files):
-                if rel in self._entries:
-                    continue
-                signature = _signature(self.root / rel)
-                if signature is None:
-                    continue
-                cached = index.get(rel)
-                if cached and tuple(cached[0]) == signature and self.blobs.path(cached[1]["blob"]).exists():
-                    kept = cached[1]
-                    with contextlib.suppress(OSError):
-                        os.utime(self.blobs.path(kept["blob"]))
-                else:
-                    kept = self._keep(rel, _read_walked(self.root / rel, self.limits.max_file_bytes))
-                if kept["kind"] == "file":
-                    fresh[rel] = [list(signature), kept]
-                self._baseline[rel] = (signature, kept)
-            with contextlib.suppress(OSError):
-                write_json(index_path, fresh)
+            self._baseline = built
+        with contextlib.suppress(OSError):
+            write_json(index_path, fresh)
 
     def refresh(self, rels: Iterable[str] | None = None) -> None:
         """Before a later command: re-keep baseline files that changed since (by the user or a file tool)."""
@@ -278,8 +312,8 @@ class RunJournal:
                 if signature is None:
                     self._baseline.pop(rel, None)
                 elif old is None or old[0] != signature:
-                    self._baseline[rel] = (signature, self._keep(rel, read_state(self.root, rel,
-                                                                                 self.limits.max_file_bytes)))
+                    state = read_state(self.root, rel, self.limits.max_file_bytes)
+                    self._baseline[rel] = (signature, self._keep(rel, state, quiet=True))
 
     def command_changes(self, changes: list[tuple[str, str]], complete: bool) -> None:
         """After a command: the prior state of each path it created, changed or deleted."""
@@ -293,7 +327,7 @@ class RunJournal:
                     if action == "create" and known is None:
                         before: dict[str, Any] = {"kind": "absent"}
                     elif known is not None:
-                        before = known[1]
+                        before = self._noted(rel, known[1])
                     else:
                         before = {"kind": "unknown"}
                         self._note(f"{rel} changed by a command but no copy of it was taken before")
@@ -307,6 +341,7 @@ class RunJournal:
 
     # -- the manifest ------------------------------------------------------------------------
     def finish(self) -> None:
+        self._stop.set()  # a baseline still being built is no longer needed
         with self._lock:
             self._finished = True
             if self._entries or self._commands:
