@@ -39,9 +39,30 @@ def test_a_path_directory_made_later_cannot_be_planted(ws: Path, monkeypatch: py
     done = run_command(RunCommandArgs(command=PLANT), ctx)
     assert "rc=0" not in done.data["output"] and ".venv/bin" in done.data["output"]  # it ran; bin was read-only
     assert not (ws / ".venv").exists(), "the placeholder directories were left behind"
-    # Files a command put next to the placeholder are kept (only empty directories are removed).
-    done = run_command(RunCommandArgs(command="mkdir -p .venv && echo kept > .venv/pyvenv.cfg"), ctx)
-    assert (ws / ".venv" / "pyvenv.cfg").read_text() == "kept\n" and not (ws / ".venv" / "bin").exists()
+    # The whole missing .venv is the read-only placeholder: nothing can be made there, not even beside bin.
+    done = run_command(RunCommandArgs(command="mkdir -p .venv && echo kept > .venv/pyvenv.cfg; echo rc=$?"), ctx)
+    assert "rc=0" not in done.data["output"] and not (ws / ".venv").exists()
+
+
+@pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")
+@pytest.mark.parametrize("entry", ["abs", "relative"])
+def test_a_path_directory_cannot_be_renamed_away_and_made_again(ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                entry: str) -> None:
+    (ws / "node_modules" / ".bin").mkdir(parents=True)
+    (ws / "node_modules" / ".bin" / "lint").write_text("#!/bin/sh\necho lint\n")
+    swap = ("mv node_modules old 2>&1; mkdir -p node_modules/.bin && echo evil > node_modules/.bin/git; "
+            "echo evil >> node_modules/.bin/lint; echo rc=$?; ls node_modules/.bin")
+    # Positive control: not on PATH, the directory is ordinary workspace and the swap works.
+    done = run_command(RunCommandArgs(command=swap), fresh(ws))
+    assert (ws / "node_modules" / ".bin" / "git").exists() and (ws / "old").is_dir(), done.data
+    (ws / "node_modules" / ".bin" / "git").unlink()
+    (ws / "node_modules" / ".bin" / "lint").write_text("#!/bin/sh\necho lint\n")
+    path_entry = f"{ws}/node_modules/.bin" if entry == "abs" else "node_modules/.bin"
+    monkeypatch.setenv("PATH", f"{path_entry}:{os.environ['PATH']}")
+    done = run_command(RunCommandArgs(command=swap), fresh(ws))
+    assert "lint" in done.data["output"]  # it ran
+    assert not (ws / "node_modules" / ".bin" / "git").exists(), done.data
+    assert (ws / "node_modules" / ".bin" / "lint").read_text() == "#!/bin/sh\necho lint\n"
 
 
 def test_placeholders_are_counted_and_only_empty_ones_removed(tmp_path: Path) -> None:

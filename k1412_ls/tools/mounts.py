@@ -3,10 +3,10 @@
 A path the sandbox must keep read-only may not exist yet when a command
 starts: a ``PATH`` entry such as ``ws/.venv/bin`` in a workspace without a
 venv. Left alone, the command could create it and plant ``git`` there for the
-user's next shell. So it is covered by an empty read-only tmpfs; bubblewrap
-makes the missing directories as mount points (on the host too, since they lie
-in a bound directory), and they are removed again, if still empty, when the
-last command that needed them ends (:class:`Placeholders`).
+user's next shell. So its first missing component (``ws/.venv``) is covered
+by an empty read-only tmpfs; bubblewrap makes that directory as a mount point
+(on the host too, since it lies in a bound directory), and it is removed again,
+if still empty, when the last command that needed it ends (:class:`Placeholders`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ def missing_components(path: str) -> list[str] | None:
     if not missing or not os.path.isdir(current) or os.path.islink(current):
         return None
     return list(reversed(missing))
+
+
+def _between(root: str, path: str) -> list[str]:
+    """The directories strictly between ``root`` and ``path``, top down."""
+    parts = os.path.relpath(path, root).split(os.sep)[:-1]
+    return [os.path.join(root, *parts[: i + 1]) for i in range(len(parts))]
 
 
 @dataclass
@@ -66,13 +72,36 @@ class MountPlan:
         if self.writable_at(path) and os.path.exists(path):
             self.flags += ["--ro-bind", path, path]
 
-    def read_only_dir(self, path: str) -> None:
-        """Like :meth:`read_only`, and a directory that does not exist yet becomes an empty read-only one."""
-        if os.path.lexists(path) or not self.writable_at(path):
-            self.read_only(path)
-        elif missing_components(path) is not None:
-            self.flags += ["--tmpfs", path, "--remount-ro", path]
-            self.placeholders.append(path)
+    def protect_path_dir(self, path: str) -> None:
+        """A ``PATH`` directory in a writable place: read-only, and no way to make one of that name again.
+
+        Its directories up to the writable root are bound onto themselves (a mount
+        point cannot be renamed, so ``mv .venv old && mkdir -p .venv/bin`` fails),
+        then the directory itself is bound read-only; one that does not exist yet
+        gets an empty read-only directory where its first missing component would
+        be. Call before other read-only mounts inside the same root: a bind of an
+        ancestor would uncover them.
+        """
+        roots = [w for w in self.writable if inside(path, w) and w != path]
+        if not roots or not self.writable_at(path):
+            return
+        root = max(roots, key=len)
+        target = path
+        if not os.path.lexists(path):
+            missing = missing_components(path)
+            if missing is None:
+                return
+            target = missing[0]
+        elif not os.path.isdir(path) or os.path.islink(path):
+            return
+        for ancestor in _between(root, target):
+            if os.path.isdir(ancestor) and not os.path.islink(ancestor):
+                self.flags += ["--bind", ancestor, ancestor]
+        if target == path:
+            self.flags += ["--ro-bind", path, path]
+        else:
+            self.flags += ["--tmpfs", target, "--remount-ro", target]
+            self.placeholders.append(target)
 
     def hide(self, path: str, keep: list[str]) -> None:
         """Cover ``path`` unless it holds a path the command needs (the workspace, its cwd)."""

@@ -145,13 +145,15 @@ class FixedPaths:
     hidden: tuple[str, ...]
     run_dirs: tuple[str, ...]
     path_dirs: tuple[str, ...] = ()  # PATH entries: read-only, and kept from being created (tools.mounts)
+    relative_path_dirs: tuple[str, ...] = ()  # relative PATH entries (node_modules/.bin): taken from root and cwd
 
 
 def fixed_paths(policy: SandboxPolicy) -> FixedPaths:
     home = home_dir()
     protected = [str(home / name) for name in STARTUP_FILES]
-    path_dirs = [os.path.realpath(p) for p in os.environ.get("PATH", "").split(":") if p.startswith("/")]
-    protected += path_dirs
+    entries = os.environ.get("PATH", "").split(":")
+    path_dirs = [os.path.realpath(p) for p in entries if p.startswith("/")]
+    relative = [p for p in entries if p not in ("", ".") and not p.startswith("/")]
     protected += installation_paths()
     hidden = [*hidden_paths(), str(config_dir()), *(str(home / name) for name in SECRET_PATHS)]
     hidden += [os.path.expanduser(p) for p in policy.hidden]
@@ -161,6 +163,7 @@ def fixed_paths(policy: SandboxPolicy) -> FixedPaths:
         hidden=tuple(dict.fromkeys(os.path.realpath(p) for p in hidden)),
         run_dirs=tuple(dict.fromkeys(os.path.realpath(p) for p in run_dirs if p and os.path.isdir(p))),
         path_dirs=tuple(dict.fromkeys(path_dirs)),
+        relative_path_dirs=tuple(dict.fromkeys(relative)),
     )
 
 
@@ -191,6 +194,9 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
         if os.path.isdir(path) or os.path.isfile(path):
             plan.bind(path)
     _lock_home(plan)
+    relative = [os.path.realpath(os.path.join(base, p)) for p in fixed.relative_path_dirs for base in (root, real_cwd)]
+    for path in dict.fromkeys([*fixed.path_dirs, *relative]):
+        plan.protect_path_dir(path)  # first: the binds it makes would uncover read-only mounts made before
     # .git stays read-only unless the user allows commits from commands; so does the directory a .git
     # pointer file (worktrees, submodules) names, wherever it lies.
     if not policy.git_writable:
@@ -204,8 +210,6 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
                 plan.read_only(target)
     for path in fixed.protected:
         plan.read_only(path)
-    for path in fixed.path_dirs:
-        plan.read_only_dir(path)
     for path in fixed.hidden:
         plan.hide(path, keep)
     if not network:
