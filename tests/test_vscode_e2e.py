@@ -97,6 +97,9 @@ def _run_code_server(tmp_path: Path, ws: Path, tools: Path, config: Path,
     env = {**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}",
            "K1412_CONFIG": str(config), "K1412_HOME": str(tmp_path / "k1412-state"),
            "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+           # No marketplace: the extension gallery points at a closed local port, so nothing leaves the host.
+           "EXTENSIONS_GALLERY": json.dumps({"serviceUrl": "http://127.0.0.1:9/gallery",
+                                             "itemUrl": "http://127.0.0.1:9/item"}),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     common = ["--user-data-dir", str(user_data), "--extensions-dir", str(extensions)]
     subprocess.run([str(code_server), *common, "--install-extension", str(VSIX)], env=env, check=True,
