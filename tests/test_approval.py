@@ -98,6 +98,13 @@ CASES: list[tuple[str, tuple[tuple[str, str], ...], str, str]] = [
     ("on-request", (("git push", "forbid"),), "find . -maxdepth 0 -exec git push \\;", "forbid"),
     ("on-request", (("git push", "forbid"),), "g=git; $g push", "ask"),  # cannot be read: asked, not run
     ("on-request", (("git push", "forbid"),), "git pushy", "run"),  # a different word: no rule matches
+    ("on-request", (("git push", "forbid"),), "flock /tmp/lk git push origin main", "forbid"),  # unknown wrapper
+    ("on-request", (("git push", "forbid"),), "chronic /usr/bin/git push", "forbid"),
+    ("on-request", (("git push", "forbid"),), "ln -sf /usr/bin/git ./gt && ./gt push", "ask"),  # made by the line
+    ("on-request", (("git push", "forbid"),),
+     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p", "ask"),
+    ("on-request", (("git push", "forbid"),), "git --config-env=alias.p=X p", "ask"),
+    ("on-request", (("pip install", "allow"),), "flock /tmp/lk pip install x", "run"),  # no grant: allow is exact
     ("untrusted", (("git", "allow"), ("git push", "forbid")), "git push", "forbid"),  # strictest wins
     ("on-request", (("npm", "allow"), ("npm publish", "ask")), "npm publish", "ask"),
     ("on-request", (("pip install", "allow"),), "pip install requests", "run"),  # allowed: with the network
@@ -307,6 +314,15 @@ def test_an_allow_rule_for_git_commit_does_not_let_the_rest_of_the_line_write_gi
     result = REGISTRY.execute("run_command", {"command": COMMIT}, _ctx(repo, approvals))
     assert result.data["ok"] is True and "committed" in result.data["output"] and "note" not in result.data
     assert _git(repo, "log", "--format=%s").split() == ["agent", "base"]
+
+
+def test_a_program_linked_before_the_line_is_matched_by_what_it_is(tmp_path: Path) -> None:
+    (tmp_path / "gt").symlink_to(shutil.which("git") or "/usr/bin/git")
+    approvals = ApprovalGate(policy=ApprovalPolicy("on-request", rules(("git push", "forbid"))),
+                             sandbox=SandboxPolicy(), workspace=tmp_path)
+    with pytest.raises(ToolError, match="forbidden"):
+        approvals.check("./gt push origin main")
+    approvals.check("./gt status")  # control: the same link for another sub-command runs
 
 
 @needs_sandbox

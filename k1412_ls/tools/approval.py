@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -37,7 +38,7 @@ from typing import Any
 
 from k1412_ls.shell.grammar import substitution_scripts
 from k1412_ls.shell.parse import parse_line
-from k1412_ls.shell.words import strip_wrappers
+from k1412_ls.shell.words import program_name, strip_wrappers
 from k1412_ls.tools.command_reading import (
     MAX_SUBSTITUTIONS,
     command_words,
@@ -55,6 +56,9 @@ from k1412_ls.tools.sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
 log = logging.getLogger(__name__)
 
 _STRICTNESS = {"allow": 0, "ask": 1, "forbid": 2}
+# git settings given through the environment can define aliases (``GIT_CONFIG_KEY_0=alias.p``): the sub-command
+# a rule would see is then unknown.
+_GIT_CONFIG_FROM_ENV = re.compile(r"\bGIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+|PARAMETERS)\b|--config-env")
 # Shell builtins that may share a line with an allowed command without taking any of its grant.
 _INERT_BUILTINS = frozenset({"cd", "pushd", "popd", ":", "exit", "sleep", "set"})
 
@@ -75,6 +79,13 @@ class PrefixRule:
 
     def matches(self, words: list[str]) -> bool:
         return len(words) >= len(self.prefix) and tuple(words[:len(self.prefix)]) == self.prefix
+
+    def found_in(self, words: list[str]) -> bool:
+        """The prefix anywhere in the words (program words by name): how ``ask``/``forbid`` rules also meet a
+        program that a wrapper K1412 does not know starts (``flock /tmp/l git push``)."""
+        names = [program_name(w) if "/" in w else w for w in words]
+        size = len(self.prefix)
+        return any(tuple(names[i:i + size]) == self.prefix for i in range(1, len(names) - size + 1))
 
 
 @dataclass(frozen=True)
@@ -241,6 +252,21 @@ class ApprovalGate:
     cancel: threading.Event = field(default_factory=threading.Event)
     _session: list[PrefixRule] = field(default_factory=list)
 
+    def _identified(self, words: list[str], raw: list[str]) -> list[str] | None:
+        """``words`` with a program given by path named after what the path really is (``./gt`` → ``git`` when
+        it is a link to git); None for a path that does not exist yet (made by the same line)."""
+        program = raw[0] if raw else ""
+        if "/" not in program:
+            return words
+        base = self.workspace if self.workspace is not None else Path.cwd()
+        path = Path(program) if program.startswith("/") else base / program
+        if not os.path.lexists(path):
+            return None
+        real = program_name(os.path.realpath(path))
+        if real == words[0] or not words:
+            return words
+        return command_words([real, *raw[1:]])
+
     def _rules(self) -> list[PrefixRule]:
         saved = self.store.rules(self.user) if self.store is not None else ()
         return [*self.policy.rules, *saved, *self._session]
@@ -284,7 +310,11 @@ class ApprovalGate:
                 if partial:
                     reasons.append(f"xargs gives '{words[0]}' arguments from its input, so the rule "
                                    f"'{' '.join(partial[0].prefix)}' cannot be checked")
-            decided = [r for r in rules if r.matches(words)]
+            words = self._identified(words, raw)
+            if words is None:
+                opaque = True  # a program by a path that does not exist yet: nothing to match rules against
+                continue
+            decided = [r for r in rules if r.matches(words) or (r.decision != "allow" and r.found_in(words))]
             strictest = max((r.decision for r in decided), key=_STRICTNESS.__getitem__, default=None)
             if strictest == "forbid":
                 rule = next(r for r in decided if r.decision == "forbid")
@@ -319,6 +349,7 @@ class ApprovalGate:
                         reasons.append(f"it writes {outside}, outside the workspace and /tmp")
             if self.policy.policy == "untrusted" and not allowed and not read_only(words, raw):
                 reasons.append("the approval policy 'untrusted' asks before commands that may change things")
+        opaque = opaque or bool(_GIT_CONFIG_FROM_ENV.search(command))
         if opaque and (self.policy.policy == "untrusted" or any(r.decision != "allow" for r in rules)):
             reasons.append("the command line cannot be read reliably (a program name comes from an expansion "
                            "or the line does not parse), so the approval rules cannot be checked")
