@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from k1412_ls.tools.changes import Snapshot
+from k1412_ls.tools.changes import MAX_ENTRIES, Snapshot
 from k1412_ls.tools.undo_store import (
     MB,
     BlobStore,
@@ -274,7 +274,9 @@ class RunJournal:
         snap = Snapshot.take(self.root)
         built: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {}
         fresh: dict[str, Any] = {}
-        for rel in sorted(snap.files):
+        # Past the tracker's limit commands' changes are unknown anyway: copying a home directory's worth
+        # of files would cost minutes and gigabytes for nothing.
+        for rel in sorted(snap.files) if snap.complete else []:
             if self._stop.is_set():
                 break
             signature = _signature(self.root / rel)
@@ -292,8 +294,8 @@ class RunJournal:
             built[rel] = (signature, kept)
         with self._lock:
             if not snap.complete:
-                self._note("the workspace has more files than the change tracker walks, so files that commands "
-                           "changed past that limit have no copy")
+                self._note(f"the workspace has more than {MAX_ENTRIES:,} files, so no copies were kept for "
+                           f"changes made by commands")
             self._baseline = built
         with contextlib.suppress(OSError):
             write_json(index_path, fresh)
