@@ -19,7 +19,10 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import contextlib
+import html
 import re
+import string
 import textwrap
 from collections.abc import Callable
 from urllib.parse import quote, unquote
@@ -398,6 +401,196 @@ def test_hostile_inputs_stay_fast() -> None:
                  "\n 00 11" * 30_000,
                  # Near-copies of a key: each is extended character by character (200 KB: 3x a command output).
                  (LONG_KEY[:-1] + " ") * 1200):
+        started = time.perf_counter()
+        r.text(text)
+        assert time.perf_counter() - started < 2.0, text[:20]
+
+
+# --- more encodings: byte tokens, base32/85, uuencode, UTF-16/32 ------------------------------------------
+# Each form comes with an independent decoder. Positive control: the decoder recovers the whole secret
+# from the encoded text. After redaction it recovers nothing of it; unrelated text of the same shape
+# (NEGATIVE_TEXT run through the same encoder) comes out byte for byte unchanged.
+
+NEGATIVE_TEXT = "OPENAI_BASE_URL=https://api.example.com/v1 ; retries=3 ; model=gpt-x-2024\n"
+
+
+def _wrap_tokens(tokens: list[str], per_line: int, sep: str, indent: str = "", line_end: str = "") -> str:
+    lines = [sep.join(tokens[i:i + per_line]) for i in range(0, len(tokens), per_line)]
+    return (line_end + "\n").join(indent + line for line in lines)
+
+
+def xxd_i(data: str) -> str:
+    """``xxd -i`` without a name: 12 bytes a line, ``0x73, 0x6b,`` indented by two blanks."""
+    tokens = [f"0x{b:02x}" for b in data.encode()]
+    return _wrap_tokens(tokens, 12, ", ", "  ", ",")
+
+
+def od_tu1(data: str) -> str:
+    return "\n".join("".join(f"{b:4d}" for b in data.encode()[i:i + 16]) for i in range(0, len(data.encode()), 16))
+
+
+def od_b(data: str) -> str:
+    return "\n".join("".join(f" {b:03o}" for b in data.encode()[i:i + 16]) for i in range(0, len(data.encode()), 16))
+
+
+def uuencode(data: str, *, backtick: bool = False) -> str:
+    raw = data.encode()
+    return "".join(binascii.b2a_uu(raw[i:i + 45], backtick=backtick).decode() for i in range(0, len(raw), 45))
+
+
+def _views_bytes(tokens: list[int]) -> str:
+    return bytes(t for t in tokens if t < 256).decode("latin-1")
+
+
+def _decode_c_hex(text: str) -> list[str]:
+    return [_views_bytes([int(h, 16) for h in re.findall(r"(?:0x|\\x)([0-9a-fA-F]{2})", text)])]
+
+
+def _decode_u_escapes(text: str) -> list[str]:
+    return ["".join(chr(int(h, 16)) for h in re.findall(r"\\u([0-9a-fA-F]{4})", text))]
+
+
+def _decode_decimal(text: str) -> list[str]:
+    return [_views_bytes([int(d) for d in re.findall(r"(?<![\w.])\d{1,3}(?![\w.])", text)])]
+
+
+def _decode_octal(text: str) -> list[str]:
+    return [_views_bytes([int(o, 8) for o in re.findall(r"(?<![\w.])[0-3][0-7]{2}(?![\w.])", text)])]
+
+
+def _decode_html(text: str) -> list[str]:
+    return [html.unescape(text)]
+
+
+def _decode_nul(text: str) -> list[str]:
+    return [text.replace("\0", "")]
+
+
+def _decode_runs(text: str, alphabet: str, group: int, decode: Callable[[str], bytes]) -> list[str]:
+    views = []
+    for run in re.findall(f"[{alphabet}]{{{group},}}", _FOLD.sub("", text)):
+        for offset in range(group):
+            chunk = run[offset:]
+            chunk = chunk[: len(chunk) // group * group]
+            with contextlib.suppress(ValueError, binascii.Error):
+                views.append(decode(chunk).decode("latin-1"))
+    return views
+
+
+def _decode_b32(text: str) -> list[str]:
+    return _decode_runs(text, "A-Z2-7=", 8, base64.b32decode)
+
+
+def _decode_b85(text: str) -> list[str]:
+    return _decode_runs(text, re.escape(string.digits + string.ascii_letters + "!#$%&()*+-;<=>?@^_`{|}~"), 5,
+                        base64.b85decode)
+
+
+def _decode_a85(text: str) -> list[str]:
+    return _decode_runs(text, re.escape("".join(map(chr, range(33, 118)))), 5, base64.a85decode)
+
+
+def _decode_uu(text: str) -> list[str]:
+    views = []
+    for line in text.splitlines():
+        with contextlib.suppress(binascii.Error, ValueError):
+            views.append(binascii.a2b_uu(line).decode("latin-1"))
+    return ["".join(views)]
+
+
+# form -> (encoder, independent decoder). Encoders get "<prefix><secret>\n" so the secret sits inside a
+# longer encoded blob, at every alignment the prefixes below produce.
+MORE_FORMS: dict[str, tuple[Callable[[str], str], Callable[[str], list[str]]]] = {
+    "xxd -i (C array, wrapped)": (xxd_i, _decode_c_hex),
+    "od -tx1 | sed 0x (no blanks)": (lambda s: _wrap_tokens([f"0x{b:02x}" for b in s.encode()], 16, ",", "", ","),
+                                     _decode_c_hex),
+    "\\x escapes": (lambda s: "".join(f"\\x{b:02x}" for b in s.encode()), _decode_c_hex),
+    "\\x escapes upper": (lambda s: "".join(f"\\x{b:02X}" for b in s.encode()), _decode_c_hex),
+    "\\u escapes": (lambda s: "".join(f"\\u{ord(c):04x}" for c in s), _decode_u_escapes),
+    "od -An -tu1 (decimal bytes)": (od_tu1, _decode_decimal),
+    "python list of bytes": (lambda s: str(list(s.encode())), _decode_decimal),
+    "decimal bytes one a line": (lambda s: "\n".join(str(b) for b in s.encode()), _decode_decimal),
+    "html entities decimal": (lambda s: "".join(f"&#{ord(c)};" for c in s), _decode_html),
+    "html entities hex": (lambda s: "".join(f"&#x{ord(c):x};" for c in s), _decode_html),
+    "od -An -b (octal bytes)": (od_b, _decode_octal),
+    "utf-16le (iconv)": (lambda s: s.encode("utf-16-le").decode("latin-1"), _decode_nul),
+    "utf-16be": (lambda s: s.encode("utf-16-be").decode("latin-1"), _decode_nul),
+    "utf-32be": (lambda s: s.encode("utf-32-be").decode("latin-1"), _decode_nul),
+    "utf-32le": (lambda s: s.encode("utf-32-le").decode("latin-1"), _decode_nul),
+    "base32 -w0": (lambda s: base64.b32encode(s.encode()).decode(), _decode_b32),
+    "base32 (76 cols)": (lambda s: "\n".join(textwrap.wrap(base64.b32encode(s.encode()).decode(), 76)), _decode_b32),
+    "base85 (b85encode)": (lambda s: base64.b85encode(s.encode()).decode(), _decode_b85),
+    "ascii85 (a85encode)": (lambda s: base64.a85encode(s.encode()).decode(), _decode_a85),
+    "uuencode (binascii)": (uuencode, _decode_uu),
+    "uuencode (GNU, backticks)": (lambda s: uuencode(s, backtick=True), _decode_uu),
+}
+# Base85 mixes 4 bytes into each 5 characters: a value of 8 bytes at an unlucky alignment has a single
+# whole group of its own (5 characters), too short to search for.
+ALIGNING_PREFIXES = ("", "k", "ke", "key", "key=")
+
+
+def _more_cases() -> list[tuple[str, str, str]]:
+    return [(form, name, prefix) for form in MORE_FORMS for name in SECRETS for prefix in ALIGNING_PREFIXES
+            if not (name == "short value" and "85" in form and prefix)]
+
+
+@pytest.mark.parametrize(("form", "name", "prefix"), _more_cases(), ids=[f"{f}-{n}-{len(p)}" for f, n, p in _more_cases()])
+def test_more_encodings_of_a_secret_do_not_survive(form: str, name: str, prefix: str) -> None:
+    encode, decode = MORE_FORMS[form]
+    secret = SECRETS[name]
+    text = f"before line\n{encode(prefix + secret + chr(10))}\nafter line"
+    assert any(secret in view for view in decode(text)), f"control: {form} should show the {name}"
+    out = redactor().text(text)
+    assert not any(secret in view for view in decode(out)), out
+    assert REDACTED in out and out.startswith("before line\n") and out.endswith("\nafter line"), out
+
+
+@pytest.mark.parametrize("form", list(MORE_FORMS))
+def test_same_shape_without_a_secret_is_left_alone(form: str) -> None:
+    encode, decode = MORE_FORMS[form]
+    text = f"before line\n{encode(NEGATIVE_TEXT)}\nafter line"
+    assert any("api.example.com" in view for view in decode(text))  # control: the shape decodes
+    assert redactor().text(text) == text
+
+
+def test_byte_runs_lose_only_the_secret() -> None:
+    """xxd -i / od -tu1 of a whole .env: the bytes around the key still decode (the output stays useful)."""
+    env = f"OPENAI_API_KEY={PROVIDER_KEY}\nDEBUG=1\n"
+    for encode, decode in (MORE_FORMS["xxd -i (C array, wrapped)"], MORE_FORMS["od -An -tu1 (decimal bytes)"]):
+        out = redactor().text("unsigned char env[] = {\n" + encode(env) + "\n};")
+        view = decode(out)[0]
+        assert PROVIDER_KEY not in view and "OPENAI_API_KEY=" in view and "DEBUG=1" in view, out
+
+
+def test_uuencoded_key_cut_short_still_goes() -> None:
+    """uuencode of the first 45 bytes of a longer key-like value: pieces of it count, as raw pieces do."""
+    text = binascii.b2a_uu(LONG_KEY.encode()[:45]).decode()
+    assert LONG_KEY[:45] in _decode_uu(text)[0]  # control
+    out = redactor().text(text)
+    assert LONG_KEY[8:20] not in _decode_uu(out)[0] and REDACTED in out
+
+
+NUMBERS_NEGATIVES = {
+    "table of numbers": "  1   2   3   4   5   6   7   8\n 10  20  30  40  50  60  70  80\n",
+    "ip addresses": "10.0.0.1 10.0.0.2 192.168.1.1 127.0.0.1 8.8.8.8 1.1.1.1",
+    "od of a binary": od_tu1("\x00\x01\x02\x7f\x80\xff" * 8),
+    "c array of a png header": xxd_i("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"),
+    "escaped utf-8": "caf\\xc3\\xa9 na\\xc3\\xafve \\u00e9\\u00e8\\u00ea\\u00eb\\u00e0\\u00e2",
+}
+
+
+@pytest.mark.parametrize("text", list(NUMBERS_NEGATIVES.values()), ids=list(NUMBERS_NEGATIVES))
+def test_numeric_text_is_not_redacted(text: str) -> None:
+    assert redactor().text(text) == text
+
+
+def test_hostile_byte_runs_stay_fast() -> None:
+    """Runs of tokens are decoded whole: text that is nothing but tokens (3x a capped command output)."""
+    import time
+
+    r = redactor()
+    for text in ("1 " * 100_000, "1\n" * 100_000, "0x41, " * 33_000, "\\x41" * 50_000, "&#65;" * 40_000,
+                 " 101" * 50_000, ("M" + "A" * 60 + "\n") * 3200, "\0a" * 100_000):
         started = time.perf_counter()
         r.text(text)
         assert time.perf_counter() - started < 2.0, text[:20]

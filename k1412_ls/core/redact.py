@@ -9,7 +9,10 @@ through :class:`Redactor`. It removes, replacing each with ``[REDACTED]``:
    alignments inside a longer blob), hex (lower and upper case; also hex
    dumps with blanks, offsets and ASCII columns: xxd, hexdump -C, od -tx1),
    percent-encoding (whole or partial), reversed (``rev``), ROT13, upper or
-   lower case, pieces of 8+ characters of key-like values, and any of these
+   lower case, base32, base85/ascii85, uuencode, UTF-16/32, byte tokens (C
+   arrays, escapes, HTML entities, decimal and octal bytes; see
+   :mod:`k1412_ls.core.secret_encodings`), pieces of 8+ characters of
+   key-like values, and any of these
    split across lines (``fold -w N``, ``base64``'s 76-column wrap, ``xxd -p``)
    with ``\\n`` or ``\\r\\n``, trailing blanks, and indentation or ``> `` quote
    prefixes on the continuation lines.
@@ -45,6 +48,7 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from k1412_ls.core.secret_assignments import REDACTED, redact_assignments, url_passwords
+from k1412_ls.core.secret_encodings import byte_run_spans, cut_lines, extra_forms
 
 # Each pattern matches a whole credential; order matters only for overlap. Patterns start with
 # their literal prefix (the word-boundary check comes after it as a look-behind) so the regex
@@ -151,6 +155,7 @@ def encoded_forms(secret: str) -> set[str]:
         core = encoded[first:(8 * (offset + len(data))) // 6]
         forms.add(core)
         forms.add(core.replace("+", "-").replace("/", "_"))
+    forms |= extra_forms(raw, data)
     return {form for form in forms if len(form) >= _MIN_VALUE_LEN}
 
 
@@ -162,6 +167,9 @@ def encoded_forms(secret: str) -> set[str]:
 FRAGMENT = 8
 _ANCHOR = 5
 _SHORT_TEXT = 1024  # up to this length, the gram check decides whether forms are searched at all
+# In longer texts, forms of SAMPLED + ANCHOR - 1 characters or more are searched only when a piece of
+# them is at one of every SAMPLED positions (such a form, wherever it is, covers one whole sampled piece).
+_SAMPLED = 16
 _KEY_LIKE = re.compile(r"(?![/~.])(?=[^0-9]*[0-9])(?=[^A-Za-z]*[A-Za-z])[A-Za-z0-9_\-+/=.~]{20,}")  # not a path
 _WORD_LIKE = re.compile(r"[a-z_\-.]+")
 
@@ -310,6 +318,11 @@ class Redactor:
         self._literals: list[str] = []
         self._raw_bytes: tuple[bytes, ...] = ()
         self._forms: tuple[str, ...] = ()
+        self._nul_forms: tuple[str, ...] = ()  # UTF-16/32 forms, searched only in text with a NUL
+        self._short_forms: tuple[str, ...] = ()
+        self._long_forms: tuple[str, ...] = ()
+        self._owners: dict[str, list[str]] | None = None  # ANCHOR-long piece -> long forms holding it, on demand
+        self._raw_texts: tuple[str, ...] = ()
         self._shortest_form = 0
         self._key_like: tuple[tuple[str, tuple[tuple[int, str], ...]], ...] = ()
         self._grams: frozenset[str] = frozenset()
@@ -323,12 +336,17 @@ class Redactor:
         forms: set[str] = set()
         for literal in literals:
             forms |= encoded_forms(literal)
-        self._forms = tuple(sorted(forms, key=len, reverse=True))
+        self._forms = tuple(sorted((f for f in forms if "\0" not in f), key=len, reverse=True))
+        self._nul_forms = tuple(sorted((f for f in forms if "\0" in f), key=len, reverse=True))
+        self._raw_texts = tuple(r.decode("latin-1") for r in self._raw_bytes)
         self._shortest_form = min((len(form) for form in forms), default=0)
         self._key_like = tuple((r, _anchors(r)) for r in sorted(raw) if _KEY_LIKE.fullmatch(r))
         # Every ANCHOR-long piece of every form: a short text sharing none of them holds no form and
         # no fragment, which a set lookup per position finds out faster than a search per form.
         self._grams = frozenset(form[i:i + _ANCHOR] for form in forms for i in range(len(form) - _ANCHOR + 1))
+        self._short_forms = tuple(f for f in self._forms if len(f) < _SAMPLED + _ANCHOR - 1)
+        self._long_forms = self._forms[:len(self._forms) - len(self._short_forms)]
+        self._owners = None
 
     @classmethod
     def from_environment(cls, extra_names: Iterable[str] = (), extra_values: Iterable[str] = ()) -> Redactor:
@@ -365,6 +383,11 @@ class Redactor:
             key_like: tuple[tuple[str, tuple[tuple[int, str], ...]], ...] = ()
         else:
             forms, key_like = self._forms, self._key_like
+            if len(joined) > _SHORT_TEXT:
+                hits = {joined[i:i + _ANCHOR] for i in range(0, len(joined) - _ANCHOR + 1, _SAMPLED)} & grams
+                forms = self._short_forms + tuple({f for gram in hits for f in self._owners_of(gram)})
+        if forms and "\0" in joined:
+            forms += self._nul_forms
         for form in forms:
             at = joined.find(form)
             while at >= 0:
@@ -375,7 +398,27 @@ class Redactor:
         if key_like:
             spans.extend(_fragments(joined, key_like, spans))
         value = _replace_folded(value, _merge(spans)) if spans else value
-        return self._hex_dumps(value)
+        value = self._hex_dumps(value)
+        runs = byte_run_spans(value, self._decoded_hits)
+        return cut_lines(value, _merge(runs)) if runs else value
+
+    def _owners_of(self, gram: str) -> list[str]:
+        if self._owners is None:
+            self._owners = {}
+            for form in self._long_forms:
+                for i in range(len(form) - _ANCHOR + 1):
+                    self._owners.setdefault(form[i:i + _ANCHOR], []).append(form)
+        return self._owners.get(gram, [])
+
+    def _decoded_hits(self, decoded: str) -> list[tuple[int, int]]:
+        """Spans of decoded bytes (as latin-1 text) that are a known value or a piece of a key-like one."""
+        spans: list[tuple[int, int]] = []
+        for raw in self._raw_texts:
+            at = decoded.find(raw)
+            while at >= 0:
+                spans.append((at, at + len(raw)))
+                at = decoded.find(raw, at + len(raw))
+        return spans + _fragments(decoded, self._key_like, spans) if self._key_like else spans
 
     def _hex_dumps(self, value: str) -> str:
         """Blocks of hex-dump lines whose bytes hold a known value: every line's groups and ASCII column go."""
