@@ -80,7 +80,7 @@ def test_a_bare_repository_in_the_workspace_is_git_internals_for_file_tools(ctx:
     from k1412_ls.tools.registry import ToolError
 
     subprocess.run(["git", "init", "-q", "--bare", str(ws / "mirror.git")], check=True)
-    with pytest.raises(ToolError, match="inside .git"):
+    with pytest.raises(ToolError, match=r"inside \.git"):
         write_file(WriteFileArgs(path="mirror.git/hooks/post-receive", content="#!/bin/sh\n"), ctx)
     assert git_dirs.nested_git_dirs(str(ws)) == (str(ws / "mirror.git"),)
     write_file(WriteFileArgs(path="mirror/notes.txt", content="fine\n"), ctx)  # control: an ordinary directory

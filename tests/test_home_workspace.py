@@ -40,8 +40,12 @@ def context(ws: Path) -> ToolContext:
 
 
 @pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")
-def test_commands_in_home_cannot_touch_dot_entries_or_add_files(home: Path, tmp_path: Path,
+@pytest.mark.parametrize("home_on_path", [False, True], ids=["plain", "home-bin-on-PATH"])
+def test_commands_in_home_cannot_touch_dot_entries_or_add_files(home: Path, tmp_path: Path, home_on_path: bool,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    plain_path = os.environ["PATH"]
+    if home_on_path:  # a PATH dir under a locked home must not reopen it
+        monkeypatch.setenv("PATH", f"{home}/.local/bin:{plain_path}")
     done = run_command(RunCommandArgs(command=PLANTS), context(home))
     assert "app.py" in done.data["output"] and (home / "projects" / "app.py").read_text() == "work\n"
     assert not (home / ".local").exists() and not (home / ".bash_login").exists()
@@ -49,6 +53,7 @@ def test_commands_in_home_cannot_touch_dot_entries_or_add_files(home: Path, tmp_
     assert (home / ".bashrc").read_text() == "# mine\n"
     # Positive control: with HOME elsewhere, the same directory is an ordinary workspace and every write lands.
     monkeypatch.setenv("HOME", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("PATH", plain_path)
     run_command(RunCommandArgs(command=PLANTS), context(home))
     assert (home / ".bash_login").exists() and (home / ".local" / "lib").is_dir() and (home / "newfile.txt").exists()
 

@@ -86,3 +86,14 @@ def test_a_missing_path_below_a_symlink_or_file_gets_no_placeholder(tmp_path: Pa
     assert missing_components(str(tmp_path / "file" / "bin")) is None
     assert missing_components(str(tmp_path / "link" / "bin")) is None
     assert missing_components(str(tmp_path)) is None  # exists: nothing to make
+
+
+def test_a_tree_locked_where_a_writable_root_is_bound_stays_locked() -> None:
+    from k1412_ls.tools.mounts import MountPlan
+
+    plan = MountPlan()
+    plan.bind("/home/u")
+    plan.lock("/home/u")  # a home workspace: home read-only again…
+    plan.bind("/home/u/projects")  # …its visible entries writable
+    assert not plan.writable_at("/home/u/.local/bin") and not plan.writable_at("/home/u")
+    assert plan.writable_at("/home/u/projects/app.py")

@@ -64,7 +64,8 @@ class MountPlan:
         deepest, verdict = -1, False
         for roots, value in ((self.writable, True), (self.locked, False)):
             for root in roots:
-                if inside(path, root) and len(root) > deepest:
+                # ">=" for locks: a tree locked at the same place as a writable root was bound later, and wins.
+                if inside(path, root) and (len(root) > deepest or (not value and len(root) == deepest)):
                     deepest, verdict = len(root), value
         return verdict
 
