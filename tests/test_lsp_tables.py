@@ -118,5 +118,5 @@ def test_a_server_running_task_after_task_keeps_no_entry_of_finished_runs(tmp_pa
         finally:
             server.close()
     assert len(tables) == runs
-    # At each start: this request and its command task, nothing of the runs before it.
-    assert set(tables) == {(2, 0, 0, 0, 0)}, tables
+    # At each start: this request, its command task and its progress token, nothing of the runs before it.
+    assert set(tables) == {(2, 0, 1, 0, 0)}, tables

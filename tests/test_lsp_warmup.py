@@ -56,3 +56,26 @@ def test_a_task_sent_at_once_runs_and_the_runtime_is_built_once(tmp_path: Path) 
             server.close()
     assert reply["result"]["status"] == "completed", reply  # type: ignore[index]
     assert server.log().count("runtime built") == 1
+
+
+def test_progress_shows_at_once_and_cancelling_it_before_the_runtime_is_ready_runs_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    with ScriptedServer(SCRIPT) as model:
+        server = RawServer(root, env={"K1412_CONFIG": str(write_config(tmp_path / "k1412.toml", model.base_url))})
+        try:
+            server.send(frame({"jsonrpc": "2.0", "id": "early", "method": "workspace/executeCommand",
+                               "params": {"command": "k1412.runTask", "workDoneToken": "tok-early",
+                                          "arguments": [{"task": "Create a.txt holding a."}]}}))
+            time.sleep(0.1)  # the runtime is still being built (the editor was never idle)
+            server.send(frame({"jsonrpc": "2.0", "method": "window/workDoneProgress/cancel",
+                               "params": {"token": "tok-early"}}))
+            server.wait_for("early", timeout=60)
+            (reply,) = server.answers("early")
+        finally:
+            server.close()
+    assert reply["result"]["status"] == "cancelled", reply  # type: ignore[index]
+    assert model.chat_requests == []
+    kinds = [m["params"]["value"]["kind"] for m in server.replies
+             if m.get("method") == "$/progress" and m["params"]["token"] == "tok-early"]
+    assert kinds[0] == "begin" and kinds[-1] == "end"

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,17 +157,34 @@ class RunService:
         from k1412_ls.lsp.reporting import RunReporter, progress_title
 
         root = self.workspace_root()
+        loop = asyncio.get_running_loop()
+        # Progress shows at once, before the runtime is ready (the first run after start-up may build it).
+        token = call.work_done_token if call is not None else None
+        token = token if token is not None else await self._create_token()
+        reporter = RunReporter(self.server, loop, token, progress_title(spec.task))
+        cancel_run: list[Callable[[], None]] = []  # the run's cancel, once the run exists
+        cancelled_early = threading.Event()
+
+        def cancel() -> None:
+            if cancel_run:
+                cancel_run[0]()
+            else:
+                cancelled_early.set()
+
+        reporter.begin(cancel)
+        if call is not None:
+            call.on_cancel(cancel)
         try:
             runtime = await self.runtime()
             model = runtime.resolve_model(spec.model or self.settings.model)
         except ConfigError as exc:
+            reporter.end("not started: the configuration is invalid")
             raise JsonRpcInvalidParams(str(exc)) from None
-        loop = asyncio.get_running_loop()
+        except BaseException:
+            reporter.end("not started")
+            raise
         run_id = runtime.new_run_id()
         log.info("run %s starting; in flight: %s", run_id, describe_sizes(table_sizes(self.server)))
-        token = call.work_done_token if call is not None else None
-        token = token if token is not None else await self._create_token()
-        reporter = RunReporter(self.server, loop, token, progress_title(spec.task))
         closed = threading.Event()
         self.closed[run_id] = closed
         store = EditorDocumentStore(self.server, loop, root,
@@ -176,13 +194,9 @@ class RunService:
                              max_iterations=spec.max_iterations, intent=spec.intent,
                              approver=editor_approver(self.server, loop))
         task = asyncio.create_task(self._drive(runtime, request, reporter, store, run_id, model))
-
-        def cancel() -> None:
-            loop.call_soon_threadsafe(self._cancel_task, runtime, run_id, task)
-
-        reporter.begin(cancel)
-        if call is not None:
-            call.on_cancel(cancel)
+        cancel_run.append(lambda: loop.call_soon_threadsafe(self._cancel_task, runtime, run_id, task))
+        if cancelled_early.is_set():
+            cancel_run[0]()
         try:
             result = await task
         finally:
