@@ -327,3 +327,21 @@ def test_adv_a_user_edit_made_while_the_model_thinks_is_what_undo_restores(tmp_p
     assert (ws / "x.txt").read_text() == "agent\n"
     out = undo_on_disk(tmp_path / "state", result.run_id)
     assert out["ok"] is True and (ws / "x.txt").read_text() == "the user's edit\n"
+
+
+def test_pruning_keeps_the_store_within_its_size_oldest_runs_first(tmp_path: Path, ws: Path, done: Any) -> None:
+    state, _before, first = done
+    from k1412_ls.tools.undo_store import UndoLimits
+
+    (ws / "big.txt").write_text("a" * 50_000)
+    second = run(make_runtime(tmp_path, ScriptedChatModel([
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "big.txt", "content": "b" * 50_000}}]},
+        {"content": "big.txt written.", "repeat": True}])), ws, "Write big.txt")
+    blobs = state / "undo" / "blobs"
+    assert prune(state, UndoLimits()) == (0, 0)  # within limits: baseline copies stay for the next index
+    # The second run's 50,000-byte copy alone fits: the first run's record and the copies nobody names go.
+    removed, _ = prune(state, UndoLimits(max_total_bytes=50_010))
+    assert removed == 1 and sum(p.stat().st_size for p in blobs.glob("*/*")) == 50_000
+    assert "no undo record" in undo_on_disk(state, first.run_id)["message"]
+    assert undo_on_disk(state, second.run_id)["restored"] == ["big.txt"]
+    assert (ws / "big.txt").read_text() == "a" * 50_000

@@ -22,7 +22,7 @@ from typing import Any
 
 MB = 1024 * 1024
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
-# Blobs that no manifest names (baseline copies) are kept this long for the next run's index.
+# Blobs that no manifest names (baseline copies, refreshed by every run's index) are kept at least this long.
 UNREFERENCED_GRACE_S = 3600.0
 
 
@@ -109,8 +109,9 @@ def read_json(path: Path) -> Any:
 def prune(state: Path, limits: UndoLimits, now: float | None = None) -> tuple[int, int]:
     """Keep the undo store within its limits; returns ``(manifests removed, blobs removed)``.
 
-    Blobs no manifest names (baseline copies, kept for the next run's index) go first: after
-    :data:`UNREFERENCED_GRACE_S`, or at once when the store is over ``max_total_bytes``. Then
+    Blobs no manifest names (baseline copies, kept for the next run's index, which touches them) go
+    first: when unused for ``max_age_s`` (at least :data:`UNREFERENCED_GRACE_S`), or at once when the
+    store is over ``max_total_bytes``. Then
     manifests older than ``max_age_s`` go, and the oldest ones while the blobs they name are over
     ``max_total_bytes``, each with the blobs only it named.
     """
@@ -139,7 +140,7 @@ def prune(state: Path, limits: UndoLimits, now: float | None = None) -> tuple[in
         nonlocal removed_blobs
         for sha in [s for s in blobs if s not in wanted]:
             _size, mtime, path = blobs[sha]
-            if only_old and now - mtime <= UNREFERENCED_GRACE_S:
+            if only_old and now - mtime <= max(UNREFERENCED_GRACE_S, limits.max_age_s):
                 continue
             with contextlib.suppress(OSError):
                 path.unlink()
@@ -150,6 +151,7 @@ def prune(state: Path, limits: UndoLimits, now: float | None = None) -> tuple[in
     if sum(size for size, _, _ in blobs.values()) > limits.max_total_bytes:
         drop_blobs(named(), only_old=False)
     removed_runs = 0
+
     def over() -> bool:
         return sum(blobs[s][0] for s in named() if s in blobs) > limits.max_total_bytes
 
