@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 
 from k1412_ls.lsp import constants as c
-from tests.support.lsp_client import CLIENT_NAMES, Session, lsp_session
+from tests.support.lsp_client import CLIENT_NAMES, Session, lsp_session, wait_until
 
 TASK = "Change world to there in hello.py, create new.py, delete old.txt with rm, then run hello.py."
 REASON = "I will greet there instead of world and add new.py."
@@ -138,3 +138,22 @@ async def test_confirm_edits_with_a_refusal_writes_nothing_and_tells_the_model(t
             assert len(asked) == 2 and session.editor.edits == []
             assert REASON in asked[0].message and "hello.py" in asked[0].message
             assert all("rejected" in m["error"] for m in writes)
+
+
+async def test_undo_of_a_run_still_going_in_the_editor_is_refused_whole(tmp_path: Path) -> None:
+    script = [
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "run\n"}}]},
+        {"delay_s": 2.0, "tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"content": "a.txt now says run.", "repeat": True},
+    ]
+    async with lsp_session(tmp_path, script) as session:
+        (session.root / "a.txt").write_text("mine\n")
+        _id, pending = session.send_command(c.CMD_RUN_TASK, {"task": "Write run into a.txt"})
+        await wait_until(lambda: bool(session.events_of("tool.completed")))
+        run_id = session.events_of("tool.completed")[0].run_id
+        early = await session.command(c.CMD_UNDO_RUN, {"runId": run_id})
+        assert early["ok"] is False and "still running" in early["message"] and early["restored"] == []
+        assert (session.root / "a.txt").read_text() == "run\n"
+        await pending
+        late = await session.command(c.CMD_UNDO_RUN, {"runId": run_id})
+        assert late["ok"] is True and (session.root / "a.txt").read_text() == "mine\n"
