@@ -325,6 +325,32 @@ def test_a_program_linked_before_the_line_is_matched_by_what_it_is(tmp_path: Pat
     approvals.check("./gt status")  # control: the same link for another sub-command runs
 
 
+@pytest.mark.parametrize(("files", "command", "expected"), [
+    ({"Makefile": "deploy:\n\t@git push origin main\n"}, "make deploy", "forbid"),
+    ({"build/GNUmakefile": "all:\n\t-git push\n"}, "make -C build", "forbid"),
+    ({"release.sh": "#!/bin/sh\nset -e\ngit push --tags\n"}, "bash release.sh", "forbid"),
+    ({"release.sh": "#!/bin/bash\ngit push\n"}, "./release.sh", "forbid"),
+    ({}, "printf 'all:\\n\\tgit push\\n' > Makefile && make -s", "ask"),  # written by the line: unreadable
+    ({"Makefile": "test:\n\tpytest -q\n"}, "make test", "run"),  # control: nothing forbidden in the recipe
+    ({"tool.py": "#!/usr/bin/env python3\nimport os\nos.system('git push')\n"}, "./tool.py", "run"),  # not read
+])
+def test_forbid_rules_read_the_makefiles_and_shell_scripts_a_line_runs(tmp_path: Path, files: dict[str, str],
+                                                                       command: str, expected: str) -> None:
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+        (tmp_path / rel).chmod(0o755)
+    asker = Asker(Decision.ALLOW_ONCE)
+    approvals = ApprovalGate(policy=ApprovalPolicy("on-request", rules(("git push", "forbid"))),
+                             sandbox=SandboxPolicy(), workspace=tmp_path, approver=asker)
+    if expected == "forbid":
+        with pytest.raises(ToolError, match="forbidden by the approval rule 'git push'"):
+            approvals.check(command)
+    else:
+        approvals.check(command)
+        assert len(asker.asked) == (1 if expected == "ask" else 0), asker.asked
+
+
 @needs_sandbox
 def test_process_start_asks_too(repo: Path) -> None:
     approvals, asker = gate(answer=Decision.DENY)

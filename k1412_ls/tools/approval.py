@@ -52,6 +52,7 @@ from k1412_ls.tools.command_reading import (
 )
 from k1412_ls.tools.registry import ToolError
 from k1412_ls.tools.sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
+from k1412_ls.tools.script_reading import scripts_run_by, written_keys
 
 log = logging.getLogger(__name__)
 
@@ -258,14 +259,30 @@ class ApprovalGate:
         program = raw[0] if raw else ""
         if "/" not in program:
             return words
-        base = self.workspace if self.workspace is not None else Path.cwd()
-        path = Path(program) if program.startswith("/") else base / program
+        path = Path(program) if program.startswith("/") else self._base() / program
         if not os.path.lexists(path):
             return None
         real = program_name(os.path.realpath(path))
         if real == words[0] or not words:
             return words
         return command_words([real, *raw[1:]])
+
+    def _base(self) -> Path:
+        return self.workspace if self.workspace is not None else Path.cwd()
+
+    def _script_rules(self, words: list[str], raw: list[str], strict: list[PrefixRule],
+                      written: set[str]) -> list[PrefixRule] | None:
+        """The ``ask``/``forbid`` rules that commands in the scripts this command runs meet (make recipes, shell
+        scripts: ``tools.script_reading``); None when such a script cannot be read before it runs."""
+        texts = scripts_run_by(words, raw, self._base(), written)
+        if texts is None:
+            return None
+        met: list[PrefixRule] = []
+        for text in texts:
+            for inner in parse_line(text, nesting=1).commands:
+                inner_words = command_words(inner.argv)
+                met += [r for r in strict if r.matches(inner_words) or r.found_in(inner_words)]
+        return met
 
     def _rules(self) -> list[PrefixRule]:
         saved = self.store.rules(self.user) if self.store is not None else ()
@@ -295,6 +312,9 @@ class ApprovalGate:
             candidates.append((words, bool(simple.dynamic and words and not words[0]), simple.writes_to,
                                strip_wrappers(simple.argv), started_by_xargs(simple.argv)))
             candidates += [(inner, False, (), inner, False) for inner in embedded_commands(simple.argv)]
+        strict = [r for r in rules if r.decision != "allow"]
+        written = written_keys([t for simple in simples
+                                for t in written_paths(command_words(simple.argv), simple.writes_to)], self._base())
         for words, dynamic_program, redirects, raw, via_xargs in candidates:
             if not words:
                 continue
@@ -315,6 +335,10 @@ class ApprovalGate:
                 opaque = True  # a program by a path that does not exist yet: nothing to match rules against
                 continue
             decided = [r for r in rules if r.matches(words) or (r.decision != "allow" and r.found_in(words))]
+            if strict:
+                from_scripts = self._script_rules(words, raw, strict, written)
+                opaque = opaque or from_scripts is None
+                decided += from_scripts or []
             strictest = max((r.decision for r in decided), key=_STRICTNESS.__getitem__, default=None)
             if strictest == "forbid":
                 rule = next(r for r in decided if r.decision == "forbid")

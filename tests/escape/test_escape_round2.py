@@ -1393,7 +1393,6 @@ def round2_verdicts(request: pytest.FixtureRequest) -> dict[str, Any]:
 # Escapes this round found that are still open after the lead's fixes (listed in docs/sandbox.md "What is not
 # contained" and in the closing note). Strict: a case that stops escaping fails here until it is removed.
 OPEN_ESCAPES: dict[str, str] = {
-    "approval_forbid_bypass_makefile_recipe": "rules see the line, not programs that programs start",
 }
 
 

@@ -1,0 +1,109 @@
+"""Scripts a command line runs, read for the ``ask``/``forbid`` approval rules.
+
+A rule sees the line the model asks for; ``make deploy`` or ``bash release.sh``
+would hide a forbidden ``git push`` one step away. So for a simple command
+that runs ``make`` (its recipes, from ``-f FILE`` or the usual makefile names,
+``-C DIR`` followed) or a shell script (``bash x.sh``, ``sh x.sh``, ``./x.sh``
+with a shell ``#!``), the script's text is read and its commands are checked
+against the rules too. A script the same line writes (``printf … > Makefile &&
+make``) cannot be read before it runs: :func:`scripts_run_by` says None, and
+the approval policy treats the line as unreadable. What other programs start
+(a Python script calling ``os.system``) is still not seen.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from k1412_ls.shell.words import SHELLS
+
+MAX_SCRIPT_BYTES = 256 * 1024
+MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+_MAKE_FILE_OPTIONS = ("-f", "--file", "--makefile")
+_MAKE_DIR_OPTIONS = ("-C", "--directory")
+
+
+def scripts_run_by(words: list[str], raw: list[str], base: Path, written: set[str]) -> list[str] | None:
+    """Shell text the simple command runs from files (see the module docstring), or None when unreadable.
+
+    ``words`` are the command's words as rules see them, ``raw`` its words as
+    written (after wrappers), ``base`` the directory relative paths start from,
+    ``written`` the normalized paths the same line writes.
+    """
+    if not words:
+        return []
+    if words[0] in ("make", "gmake"):
+        return _make_recipes(raw[1:], base, written)
+    if words[0] in SHELLS:
+        script = next((w for w in raw[1:] if not w.startswith("-")), None)
+        if script is None or "-c" in raw[1:]:
+            return []  # an inline -c string is read by the shell model itself
+        return _script(base / script, written, require_shebang=False)
+    if raw and "/" in raw[0]:
+        return _script(base / raw[0], written, require_shebang=True)
+    return []
+
+
+def _make_recipes(args: list[str], base: Path, written: set[str]) -> list[str] | None:
+    directory, files = base, []
+    for index, word in enumerate(args):
+        value = args[index + 1] if index + 1 < len(args) else ""
+        if word in _MAKE_DIR_OPTIONS:
+            directory = directory / value
+        elif word in _MAKE_FILE_OPTIONS:
+            files.append(value)
+        elif word.startswith(("--file=", "--makefile=")):
+            files.append(word.split("=", 1)[1])
+        elif word.startswith("-f") and len(word) > 2:
+            files.append(word[2:])
+    paths = [directory / f for f in files] if files else [directory / name for name in MAKEFILES]
+    if any(_key(p) in written for p in paths):
+        return None
+    found = next((p for p in paths if p.is_file()), None)
+    if found is None:
+        return [] if not files else None
+    text = _read(found)
+    if text is None:
+        return None
+    return [line.lstrip("\t").lstrip("@-+ ") for line in text.splitlines() if line.startswith("\t")]
+
+
+def _script(path: Path, written: set[str], *, require_shebang: bool) -> list[str] | None:
+    if _key(path) in written:
+        return None
+    if not path.is_file():
+        return []
+    if require_shebang:
+        try:
+            with open(path, "rb") as handle:
+                first = handle.readline(256).decode("utf-8", "replace")
+        except OSError:
+            return None
+        if not (first.startswith("#!") and any(s in first for s in SHELLS)):
+            return []  # not a shell script (Python, a binary): its programs are not read
+    text = _read(path)
+    return None if text is None else [text]
+
+
+def _read(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_SCRIPT_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_SCRIPT_BYTES or b"\0" in data:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _key(path: Path) -> str:
+    return os.path.normpath(str(path))
+
+
+def written_keys(targets: list[str], base: Path) -> set[str]:
+    """The normalized paths a line writes (redirection and ``cp``/``tee``-style targets)."""
+    return {_key(base / t) if not os.path.isabs(t) else _key(Path(t)) for t in targets if t}
+
+
+__all__ = ["MAKEFILES", "MAX_SCRIPT_BYTES", "scripts_run_by", "written_keys"]
