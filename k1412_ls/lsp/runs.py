@@ -25,6 +25,7 @@ from pygls.lsp.server import LanguageServer
 from k1412_ls.assembly import build_runtime
 from k1412_ls.locations import ConfigError, find_config_file
 from k1412_ls.lsp import constants as c
+from k1412_ls.lsp.heap import trim_heap
 from k1412_ls.lsp.protocol import CommandCall
 from k1412_ls.lsp.tables import describe_sizes, table_sizes
 
@@ -203,6 +204,7 @@ class RunService:
             closed.set()
             self.closed.pop(run_id, None)
         reporter.end(f"{result.status} · {describe_verification(result.evidence)}")
+        loop.run_in_executor(None, trim_heap)  # give the run's freed memory back (not awaited)
         await asyncio.sleep(0)  # let the progress end go out before the reply
         return result.as_dict()
 

@@ -64,6 +64,7 @@ async def wait_until_idle(last_received: Any, busy: Any) -> bool:
 
 async def warm_up(server: Any) -> None:
     """Import the run machinery off the loop, then build the runtime and a model client."""
+    from k1412_ls.lsp.heap import trim_heap
     from k1412_ls.lsp.tables import requests_in_flight
 
     protocol = server.protocol
@@ -81,6 +82,7 @@ async def warm_up(server: Any) -> None:
         if close is not None:
             await close()
         await loop.run_in_executor(None, probe_sandbox)
+        await loop.run_in_executor(None, trim_heap)  # what the imports freed goes back to the system
     except Exception as exc:  # the first run reports the problem in its own words
         log.info("warm-up stopped early (%s); the first run finishes the work", type(exc).__name__)
         return
