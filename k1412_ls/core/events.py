@@ -20,7 +20,9 @@ from pydantic import BaseModel, ConfigDict
 
 from k1412_ls.core.redact import Redactor
 
-POLICY = "agent-loop-v4"
+# agent-loop-v5 over v4: test runs are judged in context (shadowed runners, env -C/PYTEST_ADDOPTS, runner config
+# the run changed; find-out requests need the suite they ask about) — docs/evidence.md.
+POLICY = "agent-loop-v5"
 SCHEDULER = "safe-parallel-v1"
 CONTEXT_POLICY = "recent-visible-v2"
 # What commands may reach: sandbox-v3 is bubblewrap always (or refused), read-only root, network off by default,

@@ -86,6 +86,9 @@ class ShellLine:
     parsed: bool
     tampered: str | None = None
     assignments: tuple[str, ...] = field(default=())  # variable names assigned anywhere in the line
+    # (name, value) of every assignment in the line (prefix, export/declare, bare, nested ``bash -c``);
+    # the value is None when it comes from an expansion.
+    values: tuple[tuple[str, str | None], ...] = field(default=())
 
 
 @dataclass
@@ -104,6 +107,7 @@ class _Walker:
         self.commands: list[Simple] = []
         self.tampered: str | None = None
         self.assignments: list[str] = []
+        self.values: list[tuple[str, str | None]] = []
         self.clean = True
 
     def taint(self, why: str) -> None:
@@ -312,6 +316,8 @@ class _Walker:
             return
         variable = node_text(name)
         self.assignments.append(variable)
+        value = node.child_by_field_name("value")
+        self.values.append((variable, word_value(value) if value is not None else ""))
         if variable in _TAMPER_VARIABLES:
             self.taint(f"the line sets {variable}")
 
@@ -380,6 +386,7 @@ class _Walker:
                     self.clean = False
                 if inner.tampered:
                     self.taint(inner.tampered)
+                self.values.extend(inner.values)
                 for nested in inner.commands:
                     self.commands.append(Simple(nested.words, nested.text, nested.reaches and simple.reaches,
                                                 nested.stdin, nested.heredoc, nested.herestring, nested.writes_to,
@@ -434,7 +441,8 @@ def _parse(command: str, nesting: int) -> ShellLine:
         walker.taint("the line names its own file descriptors (/proc/…/fd, /dev/fd)")
     walker.sequence(list(root.children), True)
     parsed = walker.clean and not root.has_error
-    return ShellLine(command, tuple(walker.commands), parsed, walker.tampered, tuple(walker.assignments))
+    return ShellLine(command, tuple(walker.commands), parsed, walker.tampered, tuple(walker.assignments),
+                     tuple(walker.values))
 
 
 _ATOMS = frozenset({"string", "raw_string", "ansi_c_string", "heredoc_body", "word", "number", "concatenation",

@@ -105,6 +105,53 @@ def strip_wrappers(words: list[str]) -> list[str]:
     return words[index:]
 
 
+# Wrapper options that start the wrapped command in another directory (``env -C DIR``, ``sudo -D DIR``).
+_CHDIR_OPTIONS: dict[str, tuple[str, ...]] = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir"),
+                                               "unshare": ("-w", "--wd")}
+_RUNNER_VALUE_OPTIONS = frozenset({"--directory", "--project", "--cwd", "--with", "--python", "-p", "--env-file",
+                                   "--extra", "--group", "--package", "--from", "-C"})
+
+
+def wrapper_chdir(words: list[str]) -> str | None:
+    """The directory wrappers in front of a command move it to (``env -C /tmp/ok pytest`` → ``/tmp/ok``);
+    ``""`` when the directory comes from an expansion, None when no wrapper moves it (walks the wrappers
+    as :func:`strip_wrappers` does)."""
+    moved: str | None = None
+    index = 0
+    while index < len(words):
+        word = words[index]
+        name = word.rsplit("/", 1)[-1]
+        if _ASSIGNMENT.match(word):
+            index += 1
+        elif name in WRAPPERS:
+            takes_value = WRAPPERS[name] | frozenset(_CHDIR_OPTIONS.get(name, ()))
+            chdir = _CHDIR_OPTIONS.get(name, ())
+            index += 1
+            while index < len(words) and (words[index].startswith("-") or _ASSIGNMENT.match(words[index])):
+                option = words[index]
+                head = option.split("=", 1)[0]
+                if option in chdir:
+                    moved = words[index + 1] if index + 1 < len(words) else ""
+                elif head in chdir and head.startswith("--"):
+                    moved = option.split("=", 1)[1]
+                elif any(len(c) == 2 and option.startswith(c) and len(option) > 2 for c in chdir):
+                    moved = option[2:]
+                index += 2 if option in takes_value else 1
+            if name == "timeout" and index < len(words):
+                index += 1
+        elif name in RUNNERS and index + 1 < len(words) and words[index + 1] == "run":
+            index += 2
+            while index < len(words) and words[index].startswith("-"):
+                if words[index] in ("--directory", "--project", "--cwd") or words[index].startswith(
+                        ("--directory=", "--project=", "--cwd=")):
+                    moved = words[index].split("=", 1)[1] if "=" in words[index] else (
+                        words[index + 1] if index + 1 < len(words) else "")
+                index += 2 if words[index] in _RUNNER_VALUE_OPTIONS else 1
+        else:
+            break
+    return moved
+
+
 _GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path",
                                 "--config-env"})
 

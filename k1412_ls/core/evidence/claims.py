@@ -133,6 +133,19 @@ def _resolve_claimed(ev: Evidence, name: str, deleted: bool) -> FileState | None
     return matches[0] if len(matches) == 1 else None
 
 
+def _why_not_full(ev: Evidence) -> str:
+    """Why the last test run that looked like a pass does not count (narrowed, or its outcome unknown)."""
+    for run in reversed(ev.runs):
+        for test in reversed(run.outcome.tests):
+            if test.outcome == "pass" and test.suite.narrowed:
+                return f" (the last passing run was narrowed: {test.suite.describe()})"
+            if test.outcome == "pass" and not test.suite.whole:
+                return f" (the last passing run covered only {test.suite.describe()})"
+            if test.outcome == "unknown" and test.why:
+                return f" ({test.why})"
+    return ""
+
+
 def check_claims(ev: Evidence) -> list[Problem]:
     """Rule ``claims``: every claim of the final answer is backed by this run's events."""
     problems: list[Problem] = [*answer_figures(ev), *answer_counts(ev)]
@@ -146,8 +159,8 @@ def check_claims(ev: Evidence) -> list[Problem]:
             failures = [f for f in unresolved_failures(ev) if f.what == "test"]
             if failures or not passing_tests_after(ev, last_code_write(ev)):
                 problems.append(Problem("claims", "the answer says the tests pass, but no full test run after the "
-                                        "last change passed", "run the whole test suite with run_command and report "
-                                        "its real result."))
+                                        f"last change passed{'' if failures else _why_not_full(ev)}",
+                                        "run the whole test suite with run_command and report its real result."))
         elif claim.kind == "compiles":
             ok = [b for r in ev.runs for b in r.outcome.builds if b.ok and (
                 claim.path is None or any(s == claim.path or s.endswith("/" + claim.path) for s in b.sources))]

@@ -25,12 +25,19 @@ summaries untrustworthy).
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from k1412_ls.core.evidence.inline_code import JS_PRINT_ONLY, python_exercises, python_prints_only
+from k1412_ls.core.evidence.placement import (
+    RUNNER_DIR_OPTIONS,
+    make_positionals,
+    moved,
+    runner_dir,
+    with_environment,
+    without_dir_options,
+)
 from k1412_ls.core.evidence.runners import (
     LOOKS_LIKE_SUMMARY,
     SCRIPT_TEST_WORDS,
@@ -43,6 +50,7 @@ from k1412_ls.core.evidence.runners import (
     unittest_suite,
 )
 from k1412_ls.shell import MAX_CACHED_CHARS, Simple, git_subcommand, parse_line, program_name, strip_wrappers
+from k1412_ls.shell.words import wrapper_chdir
 
 PRINTERS = frozenset({"echo", "printf", "true", "false", ":", "yes", "print"})
 PROBE_PROGRAMS: frozenset[str] = frozenset({
@@ -183,6 +191,8 @@ def _prints_only(language: str, code: str) -> bool:
 
 
 def _test_suite(program: str, args: list[str]) -> Suite | None:
+    if program in RUNNER_DIR_OPTIONS and program not in ("make", "just"):
+        args = without_dir_options(program, args)
     positionals = [a for a in args if not a.startswith("-")]
     if program in ("pytest", "py.test"):
         return pytest_suite(args)
@@ -206,6 +216,8 @@ def _test_suite(program: str, args: list[str]) -> Suite | None:
             extra = [w for w in args[args.index(words[0]) + 1:] if w != "--"]
             return Suite(f"script:{program} {words[0]}", tuple(x for x in extra if not x.startswith("-")),
                          "arguments narrow the script" if extra else None)
+    if program in ("make", "just"):
+        positionals = make_positionals(args)
     if program in ("make", "just") and positionals[:1] and positionals[0] in MAKE_TEST_TARGETS:
         return Suite(f"script:{program} {positionals[0]}")
     if program in ("tox", "nox", "ctest", "mvn", "gradle", "./gradlew", "gradlew", "rake"):
@@ -385,14 +397,21 @@ def _shape(command: str) -> CommandShape:
     literals: list[str] = []
     mentions: set[str] = set()
     writes: list[str] = []
-    cwd = "."
+    cwds: dict[int, str] = {0: "."}  # the working directory per nesting level (``bash -c 'cd x && …'``)
     for simple in line.commands:
+        for level in [k for k in cwds if k > simple.nesting]:
+            del cwds[level]
+        cwd = cwds[max(k for k in cwds if k <= simple.nesting)]
         invocation = classify(simple)
-        if cwd != "." or simple.silenced or simple.background:
-            invocation = replace(invocation, cwd=cwd, silenced=simple.silenced, background=simple.background)
-        if invocation.program == "cd" and len(invocation.argv) == 2 and invocation.argv[1] and simple.nesting == 0:
-            target = invocation.argv[1]
-            cwd = target if target.startswith("/") else posixpath.normpath(posixpath.join(cwd, target))
+        where = moved(cwd, wrapper_chdir(simple.argv) if invocation.role == "test" else None)
+        if invocation.role == "test" and invocation.suite is not None:
+            where = moved(where, runner_dir(invocation.program, list(invocation.argv[1:])))
+            invocation = replace(invocation, suite=with_environment(invocation.suite, simple, line.values))
+        if where != "." or simple.silenced or simple.background:
+            invocation = replace(invocation, cwd=where, silenced=simple.silenced, background=simple.background)
+        if invocation.program in ("cd", "pushd") and len(invocation.argv) <= 2:
+            target = invocation.argv[1] if len(invocation.argv) == 2 else ""
+            cwds[simple.nesting] = moved(cwd, target if target and not target.startswith(("-", "~")) else "")
         invocations.append(invocation)
         literals.extend(_literals(simple, invocation, line.assignments))
         mentions.update(w.removeprefix("./") for w in simple.argv if ("." in w or "/" in w) and " " not in w)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.claims import find_claims
+from k1412_ls.core.evidence.context import runs_in_context
 from k1412_ls.core.evidence.ledger import EvidenceLedger
 from k1412_ls.core.evidence.proof import Evidence, Problem, failure_problems
 from k1412_ls.core.evidence.requirements import Requirements
@@ -71,6 +72,7 @@ class CompletionGate:
     def evaluate(self, ledger: EvidenceLedger, final_message: str) -> Verdict:
         """The verdict for ``final_message`` without remembering it."""
         writes, looks, runs = ledger.snapshot()
+        runs = runs_in_context(writes, runs, self.requirements)
         evidence = Evidence(writes, looks, runs, self.requirements, final_message, tuple(ledger.skipped))
         problems: list[Problem] = []
         satisfied: list[str] = []

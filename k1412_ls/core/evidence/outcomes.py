@@ -22,13 +22,14 @@ line's exit code. A build passes with status 0 and fails otherwise.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from k1412_ls.core.evidence.commands import CommandShape, Invocation, classify_argv
 from k1412_ls.core.evidence.runners import COMPILE_ERROR, Suite, Tally
 
 NO_TESTS_STATUS = 5  # pytest and unittest (3.12+): nothing collected
+PYTHONS = frozenset({"python", "python2", "pypy", "pypy3"})  # versioned names are read as ``python``
 STOPPED_ON_PURPOSE = frozenset({130, 137, 143, -2, -9, -15})  # SIGINT, SIGKILL, SIGTERM
 
 
@@ -39,6 +40,7 @@ class TestOutcome:
     suite: Suite
     outcome: str
     why: str = ""
+    import_dir: str | None = None  # the directory Python put first on the import path (``python3 -m pytest``)
 
 
 @dataclass(frozen=True)
@@ -106,8 +108,10 @@ def line_outcome(shape: CommandShape, exit_code: int | None, stopped: bool,
             continue
         status = status_of(invocation)
         if invocation.role == "test" and invocation.suite is not None:
-            suite = invocation.suite.rebased(_where(cwd, invocation.cwd))
-            outcome = _test_outcome(suite, status, stopped, summary)
+            where = _where(cwd, invocation.cwd)
+            suite = invocation.suite.rebased(where)
+            outcome = replace(_test_outcome(suite, status, stopped, summary),
+                              import_dir=_import_dir(invocation, where))
             tests.append(outcome)
             executed = executed or (status == 0 and outcome.outcome == "pass")
         elif invocation.role == "build":
@@ -132,12 +136,25 @@ def line_outcome(shape: CommandShape, exit_code: int | None, stopped: bool,
             continue
         extra = classify_argv([str(a) for a in record["argv"]])
         if extra.role == "test" and extra.suite is not None:
-            tests.append(_test_outcome(extra.suite, int(record["status"]), False, summary))
+            tests.append(replace(_test_outcome(extra.suite, int(record["status"]), False, summary),
+                                 import_dir=_import_dir(extra, cwd)))
         elif extra.role == "build":
             builds.append(BuildOutcome(extra.program, extra.sources, extra.argv, False))
     if stopped and not tests and not builds and not failed:
         failed.extend(i for i in shape.invocations if i.proves_execution)
     return LineOutcome(tuple(tests), tuple(builds), committed, executed, tuple(failed))
+
+
+def _import_dir(invocation: Invocation, where: str) -> str | None:
+    """Where ``python3 -m RUNNER`` (the invocation's directory) or ``python3 DIR/test_x.py`` (the script's)
+    imports from first; None for a runner started as its own program."""
+    if invocation.program not in PYTHONS or invocation.suite is None:
+        return None
+    family = invocation.suite.family
+    if family.startswith("file:"):
+        script_dir = posixpath.dirname(family[5:])
+        return script_dir if script_dir.startswith("/") else posixpath.normpath(posixpath.join(where, script_dir))
+    return where
 
 
 def _test_outcome(suite: Suite, status: int | None, stopped: bool, summary: Tally) -> TestOutcome:

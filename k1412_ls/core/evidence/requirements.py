@@ -1,4 +1,4 @@
-"""What proof a request owes (policy ``agent-loop-v4``), derived from the shared vocabulary.
+"""What proof a request owes (policy ``agent-loop-v5``), derived from the shared vocabulary.
 
 Derivation rules, by name (each appears in ``Requirements.rules``); they fail
 closed, so an unfamiliar phrasing owes more, never less:
@@ -32,6 +32,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from k1412_ls.core.evidence.shadows import probe_shadows
 from k1412_ls.core.intent import classify_intent
 from k1412_ls.core.vocabulary import extract_targets, is_report_path, is_source_path
 
@@ -70,6 +71,7 @@ class Requirements:
     renames: bool = False  # a rename or move: the old name may end gone
     test_files: tuple[str, ...] | None = None  # the workspace's test files when the run started (None: unknown)
     resolved: bool = False  # named files were looked up in the workspace (``existing`` is meaningful)
+    shadows: tuple[str, ...] = ()  # root modules that shadow a test runner when the run started (``pytest/``)
 
     def needs(self, kind: str) -> bool:
         """Whether ``kind`` of evidence is required."""
@@ -95,6 +97,8 @@ class Requirements:
         record: dict[str, object] = {"targets": list(self.targets), "existing": list(self.existing)}
         if self.test_files is not None:
             record["test_files"] = list(self.test_files)
+        if self.shadows:
+            record["shadows"] = list(self.shadows)
         return record
 
 
@@ -177,9 +181,13 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     inputs = tuple(by_name[n] for n in named if _is_input(request, n, tags))
     if recorded is not None and isinstance(recorded.get("test_files"), list):
         test_files = tuple(str(t) for t in recorded["test_files"])  # type: ignore[union-attr]
+    if recorded is not None:
+        shadows = tuple(str(s) for s in recorded.get("shadows") or () if isinstance(s, str))  # type: ignore[union-attr]
+    else:
+        shadows = probe_shadows(resolve) if resolve is not None else ()
     return Requirements(ordered, (*decision.rules, *rules), targets, request, question, inputs, existing,
                         destinations, tags, renames="rename" in tags, test_files=test_files,
-                        resolved=resolve is not None or bool(recorded and "existing" in recorded))
+                        resolved=resolve is not None or bool(recorded and "existing" in recorded), shadows=shadows)
 
 
 def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""The evidence rules (policy ``agent-loop-v4``), one check per kind, each returning precise problems.
+"""The evidence rules (policy ``agent-loop-v5``), one check per kind, each returning precise problems.
 
 A :class:`~k1412_ls.core.evidence.proof.Problem` is what ``missing`` shows ("artifact: hello.py was
 written but never verified afterwards …") and the remedy the recovery instruction gives the model.
@@ -9,6 +9,7 @@ figure checks in ``figures.py``. ``docs/evidence.md`` describes every rule.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from k1412_ls.core.evidence.claims import check_claims
 from k1412_ls.core.evidence.figures import (
@@ -41,6 +42,7 @@ from k1412_ls.core.evidence.proof import (
     unresolved_failures,
     verified,
 )
+from k1412_ls.core.evidence.runners import Suite
 from k1412_ls.core.numbers import extract_measurements, measurement_units
 from k1412_ls.core.vocabulary import is_report_path, is_source_path
 
@@ -178,11 +180,18 @@ def check_tests(ev: Evidence) -> list[Problem]:
     """Rule ``tests``: the whole suite (or the subset asked for) passed after the last change; none left failing."""
     req = ev.requirements
     if req.question:
-        # A question may be answered by a run that passed, failed, or only listed the tests ("how many?").
-        ran = [t for r in ev.runs for t in r.outcome.tests if t.outcome in ("pass", "fail", "none")]
+        # A question may be answered by a run that passed, failed, or only listed the tests ("how many?");
+        # a pass or a listing answers it only for the suite it asks about (a failure is a finding anyway).
+        ran = [t for r in ev.runs for t in r.outcome.tests if t.outcome == "fail" or (
+            t.outcome in ("pass", "none") and scope_ok(ev, _as_listed(t.suite)))]
         if ran:
             return [] if req.needs("execution") else failures_acknowledged(ev)
+        narrowed = [t for r in ev.runs for t in r.outcome.tests if t.outcome in ("pass", "none")]
         unknown = [t for r in ev.runs for t in r.outcome.tests if t.outcome == "unknown"]
+        if narrowed:
+            return [Problem("tests", f"only a narrowed run ran ({narrowed[-1].suite.describe()}), not the suite "
+                            "the request asks about", "run the whole test suite with run_command (no -k, no file "
+                            "subset, nothing changing its selection) and report its result.")]
         if unknown:
             return [Problem("tests", f"no test run has a known result ({unknown[-1].why})",
                             "run the test suite with run_command so its summary and exit status show the result.")]
@@ -204,6 +213,15 @@ def check_tests(ev: Evidence) -> list[Problem]:
                                                  "pytest -q` or the project's runner, nothing masking its exit "
                                                  "status) and make it pass."))
     return problems
+
+
+def _as_listed(suite: Suite) -> Suite:
+    """A listing (``--collect-only``) judged by the scope it lists, for counting questions."""
+    if not suite.collect_only:
+        return suite
+    listing_only = suite.narrowed is None or (not suite.selector and suite.narrowed.endswith(
+        ("only collects tests", "runs no test")))
+    return replace(suite, collect_only=False, narrowed=None if listing_only else suite.narrowed)
 
 
 def check_build(ev: Evidence) -> list[Problem]:

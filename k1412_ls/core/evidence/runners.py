@@ -17,13 +17,14 @@ plus the plain ``N passed, N failed`` line, into a :class:`Tally`.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 PYTEST_VALUE_OPTIONS = frozenset({
     "-k", "-m", "-p", "-c", "-o", "-W", "-n", "--deselect", "--ignore", "--ignore-glob", "--rootdir", "--tb",
     "--maxfail", "--junitxml", "--junit-xml", "--cov", "--cov-report", "--basetemp", "--confcutdir", "-r",
     "--durations", "--log-level", "--capture", "--import-mode", "--timeout", "--override-ini", "--dist",
-    "--numprocesses", "--color", "--code-highlight", "--cache-clear", "--cov-config",
+    "--numprocesses", "--color", "--code-highlight", "--cache-clear", "--cov-config", "--config-file",
 })
 PYTEST_NARROWING = {
     "-k": "-k selects tests by name", "-m": "-m selects tests by marker", "--deselect": "--deselect skips tests",
@@ -33,7 +34,20 @@ PYTEST_NARROWING = {
     "--co": "--co only collects tests", "--collect-only": "--collect-only only collects tests",
     "--setup-only": "--setup-only runs no test", "--setup-plan": "--setup-plan runs no test",
     "--fixtures": "--fixtures runs no test", "--markers": "--markers runs no test",
+    "-c": "-c reads another configuration file", "--config-file": "--config-file reads another configuration file",
+    "--rootdir": "--rootdir moves the root pytest collects from", "--pyargs": "--pyargs collects installed packages",
 }
+# ini options an ``-o``/``--override-ini`` may set without changing which tests run or how they are reported.
+HARMLESS_INI = frozenset({
+    "markers", "filterwarnings", "minversion", "xfail_strict", "console_output_style", "cache_dir", "timeout",
+    "timeout_method", "faulthandler_timeout", "asyncio_mode", "asyncio_default_fixture_loop_scope",
+    "doctest_optionflags", "doctest_encoding", "required_plugins", "empty_parameter_set_mark",
+    "tmp_path_retention_count", "tmp_path_retention_policy", "verbosity_assertions", "verbosity_test_cases",
+    "truncation_limit_lines", "truncation_limit_chars", "junit_family", "junit_suite_name", "junit_logging",
+    "junit_log_passing_tests", "junit_duration_report", "log_auto_indent", "log_cli", "log_cli_level",
+    "log_cli_format", "log_cli_date_format", "log_level", "log_format", "log_date_format", "log_file",
+    "log_file_level", "log_file_format", "log_file_date_format", "log_file_mode", "enable_assertion_pass_hook",
+})
 COLLECT_ONLY = frozenset({"--co", "--collect-only", "--setup-only", "--setup-plan", "--fixtures", "--markers",
                           "--listTests", "--list", "--no-run", "--list-tests"})
 TEST_DIR_NAMES = frozenset({"test", "tests", "spec", "specs", "__tests__", "testing", "t"})
@@ -126,10 +140,61 @@ def _positionals(args: list[str], value_options: frozenset[str]) -> tuple[list[s
 def pytest_suite(args: list[str]) -> Suite:
     positionals, options = _positionals(args, PYTEST_VALUE_OPTIONS)
     narrowed = next((PYTEST_NARROWING[o] for o in options if o in PYTEST_NARROWING), None)
+    if narrowed is None:
+        narrowed = _override_narrows(args) or _cluster_narrows(options)
     if narrowed is None and any("::" in p for p in positionals):
         narrowed = "a test id selects single tests"
     selector = _option_value(args, ("-k", "-m", "--deselect")) or ""
     return Suite("pytest", tuple(positionals), narrowed, any(o in COLLECT_ONLY for o in options), selector)
+
+
+def _override_narrows(args: list[str]) -> str | None:
+    """Why an ``-o KEY=VALUE`` can change the selection (any key but the harmless ones; ``addopts=`` emptied
+    only drops the project's own options)."""
+    for index, arg in enumerate(args):
+        value = None
+        if arg in ("-o", "--override-ini"):
+            value = args[index + 1] if index + 1 < len(args) else ""
+        elif arg.startswith("--override-ini="):
+            value = arg.split("=", 1)[1]
+        elif arg.startswith("-o") and len(arg) > 2 and not arg.startswith("--"):
+            value = arg[2:]
+        if value is None:
+            continue
+        key, _, setting = value.partition("=")
+        if key.strip() in HARMLESS_INI or (key.strip() == "addopts" and not setting.strip()):
+            continue
+        return f"-o {key.strip() or '…'} overrides a setting that can change which tests run"
+    return None
+
+
+def _cluster_narrows(options: list[str]) -> str | None:
+    """Short options run together (``-kfoo``, ``-qk foo``, ``-mslow``): the first one that takes a value decides."""
+    for option in options:
+        if option.startswith("--") or len(option) <= 2:
+            continue
+        for letter in option[1:]:
+            if letter in "kmc":
+                return PYTEST_NARROWING[f"-{letter}"]
+            if letter in "oprWn":
+                break
+    return None
+
+
+def with_addopts(suite: Suite, addopts: str | None) -> Suite:
+    """``suite`` with ``PYTEST_ADDOPTS`` read as extra arguments (None: set from an expansion, unknown)."""
+    if addopts is None:
+        return Suite(suite.family, suite.targets, suite.narrowed or "PYTEST_ADDOPTS is set from an expansion, "
+                     "so its options are unknown", suite.collect_only, suite.selector)
+    try:
+        extra = pytest_suite(shlex.split(addopts))
+    except ValueError:
+        return with_addopts(suite, None)
+    narrowed = suite.narrowed or (f"PYTEST_ADDOPTS: {extra.narrowed}" if extra.narrowed else None)
+    if narrowed is None and extra.targets:
+        narrowed = "PYTEST_ADDOPTS names the tests to run"
+    return Suite(suite.family, suite.targets + extra.targets, narrowed, suite.collect_only or extra.collect_only,
+                 suite.selector or extra.selector)
 
 
 def unittest_suite(args: list[str]) -> Suite:

@@ -1,0 +1,85 @@
+"""Test runs judged in the context of the whole run: what the run changed before them, what the workspace held.
+
+A test invocation's own line says what it selects (``commands``/``placement``); two things outside the
+line can still make its summary prove less than it shows:
+
+- **a shadowed runner**: ``python3 -m pytest`` (``-m unittest``, ``python3 tests/test_x.py``) imports from
+  its directory first, so a ``pytest/``, ``pytest.py``, ``_pytest/``, ``unittest.py`` (or a library module
+  the runner imports, ``shadows.SHADOW_MODULES``) there runs instead of the runner. Such a run, when the
+  workspace had that module at its root when the run started or the run created or changed it there
+  before the test ran, has an ``unknown`` outcome (a failure it reports still counts);
+- **changed runner configuration**: a pytest run after the run changed ``pytest.ini``, ``.pytest.ini``,
+  ``tox.ini``, ``setup.cfg``, ``pyproject.toml`` (in the run's directory or above it) or any
+  ``conftest.py`` in a way that can narrow the selection (``runner_config``) is a narrowed run: it passes,
+  but it is not the whole suite and does not stand for an earlier failure.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import replace
+
+from k1412_ls.core.evidence.ledger import RunEntry, WriteEntry
+from k1412_ls.core.evidence.outcomes import TestOutcome
+from k1412_ls.core.evidence.requirements import Requirements
+from k1412_ls.core.evidence.runner_config import is_pytest_config, narrowing_change
+from k1412_ls.core.evidence.runners import Suite
+from k1412_ls.core.evidence.shadows import shadowed_module
+
+
+def runs_in_context(writes: list[WriteEntry], runs: list[RunEntry], requirements: Requirements) -> list[RunEntry]:
+    """``runs`` with each test outcome judged against what came before it (see the module docstring)."""
+    commands = {run.seq: run.command for run in runs if run.source == "exec"}
+    config: list[tuple[WriteEntry, str]] = []
+    for entry in writes:
+        if is_pytest_config(entry.path) or (entry.from_path and is_pytest_config(entry.from_path)):
+            why = narrowing_change(entry.path, entry.action, entry.by_command, commands.get(entry.seq), entry.tool)
+            if entry.action == "move" and entry.from_path and is_pytest_config(entry.from_path):
+                why = why or narrowing_change(entry.from_path, "delete", True, None, entry.tool)
+            if why:
+                config.append((entry, why))
+    judged: list[RunEntry] = []
+    for run in runs:
+        tests = tuple(_judged(test, run.seq, writes, config, requirements) for test in run.outcome.tests)
+        judged.append(run if tests == run.outcome.tests else replace(run, outcome=replace(run.outcome, tests=tests)))
+    return judged
+
+
+def _judged(test: TestOutcome, seq: int, writes: list[WriteEntry], config: list[tuple[WriteEntry, str]],
+            requirements: Requirements) -> TestOutcome:
+    if test.outcome not in ("pass", "none"):
+        return test
+    if test.import_dir is not None:
+        why = _shadowed(test, seq, writes, requirements)
+        if why:
+            return TestOutcome(test.suite, "unknown", why, test.import_dir)
+    if test.suite.family == "pytest" and not test.suite.narrowed:
+        for entry, why in config:
+            if entry.seq <= seq and _config_applies(entry.path, test.suite):
+                suite = Suite(test.suite.family, test.suite.targets, why, test.suite.collect_only, "")
+                return TestOutcome(suite, test.outcome, test.why, test.import_dir)
+    return test
+
+
+def _shadowed(test: TestOutcome, seq: int, writes: list[WriteEntry], requirements: Requirements) -> str | None:
+    where = test.import_dir or "."
+    found = [s for s in requirements.shadows if where in ("", ".")]
+    found += [m for w in writes if w.seq <= seq and not w.removes
+              for m in (shadowed_module(w.path, where),) if m is not None]
+    if not found:
+        return None
+    place = "the workspace root" if where in ("", ".") else where
+    return (f"{found[0]} in {place} shadows the module the test runner imports, so the run may not be the "
+            f"real {test.suite.family.removeprefix('file:')} and its summary proves nothing")
+
+
+def _config_applies(path: str, suite: Suite) -> bool:
+    """Whether pytest reads ``path`` for ``suite``: any conftest.py; an ini file in or above its directory."""
+    if posixpath.basename(path) == "conftest.py":
+        return True
+    folder = posixpath.dirname(path.removeprefix("./")) or "."
+    if folder == ".":
+        return True
+    places = suite.targets or (".",)
+    return any(t == folder or t.startswith(folder + "/") or t.startswith("/") or t.startswith("<")
+               for t in places)
