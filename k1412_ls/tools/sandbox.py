@@ -216,10 +216,12 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
         for path in fixed.run_dirs:
             plan.hide(path, keep)
         covered = [*fixed.run_dirs, *fixed.hidden]
-        # A second layer under the seccomp filter (tools.seccomp; the only one on machines without it). Each
-        # path is resolved first: a socket bound through a symlinked directory is covered where it really is
-        # (bubblewrap cannot make a mount point through a symlink, and would refuse to start at all).
-        for sock in dict.fromkeys(os.path.realpath(p) for p in host_unix_sockets()):
+        # Where the seccomp filter exists (tools.seccomp) no unix socket can be made, so none is covered: the
+        # listing races with sockets (and their directories) vanishing before bubblewrap mounts over them,
+        # which makes bubblewrap refuse to start. Elsewhere it is the only cover. Each path is resolved first:
+        # a socket bound through a symlinked directory is covered where it really is.
+        sockets = host_unix_sockets() if network_off_filter() is None else []
+        for sock in dict.fromkeys(os.path.realpath(p) for p in sockets):
             if any(inside(sock, d) for d in covered if os.path.isdir(d)):
                 continue  # already out of sight (and a read-only tmpfs cannot take a mount point)
             if _is_socket(sock) and (not inside(sock, "/tmp") or plan.writable_at(sock)):
