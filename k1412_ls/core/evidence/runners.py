@@ -17,8 +17,9 @@ plus the plain ``N passed, N failed`` line, into a :class:`Tally`.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
+
+from k1412_ls.shell.parse import parse_line
 
 PYTEST_VALUE_OPTIONS = frozenset({
     "-k", "-m", "-p", "-c", "-o", "-W", "-n", "--deselect", "--ignore", "--ignore-glob", "--rootdir", "--tb",
@@ -186,10 +187,11 @@ def with_addopts(suite: Suite, addopts: str | None) -> Suite:
     if addopts is None:
         return Suite(suite.family, suite.targets, suite.narrowed or "PYTEST_ADDOPTS is set from an expansion, "
                      "so its options are unknown", suite.collect_only, suite.selector)
-    try:
-        extra = pytest_suite(shlex.split(addopts))
-    except ValueError:
-        return with_addopts(suite, None)
+    line = parse_line(f"true {addopts}", nesting=1)
+    words = list(line.commands[0].words[1:]) if line.parsed and len(line.commands) == 1 else None
+    if words is None or any(w is None for w in words):
+        return with_addopts(suite, None)  # more than plain words (an expansion, a second command): unknown
+    extra = pytest_suite([w for w in words if w is not None])
     narrowed = suite.narrowed or (f"PYTEST_ADDOPTS: {extra.narrowed}" if extra.narrowed else None)
     if narrowed is None and extra.targets:
         narrowed = "PYTEST_ADDOPTS names the tests to run"
