@@ -119,13 +119,18 @@ async def test_a_workspace_config_created_later_is_picked_up(tmp_path: Path) -> 
         config = session.root / ".k1412" / "config.toml"
         config.parent.mkdir()
 
-        def reloaded() -> bool:
-            return any("reloaded" in m.message for m in session.client.log_messages)
+        async def models() -> set[str]:
+            return {m["id"] for m in await session.command(c.CMD_LIST_MODELS, {})}
 
-        for _attempt in range(20):  # the watcher starts after 'initialized'; rewrite until it has seen one
-            config.write_text('[models.late-model]\nprovider = "local"\nprovider_model = "x"\n')
+        # The watcher starts after 'initialized'; rewrite until it has seen the file. Written whole (a rename),
+        # as editors save: a reload that reads a half-written file would load a config without the model.
+        for _attempt in range(40):
+            staged = config.with_name("config.toml.tmp")
+            staged.write_text('[models.late-model]\nprovider = "local"\nprovider_model = "x"\n')
+            staged.replace(config)
             with contextlib.suppress(AssertionError):
-                await wait_until(reloaded, timeout=1.0)
-            if reloaded():
+                await wait_until(lambda: any("reloaded" in m.message for m in session.client.log_messages),
+                                 timeout=1.0)
+            if "late-model" in await models():
                 break
-        assert "late-model" in {m["id"] for m in await session.command(c.CMD_LIST_MODELS, {})}
+        assert "late-model" in await models()

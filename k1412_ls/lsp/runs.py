@@ -133,6 +133,8 @@ class RunService:
                 config = self.config()
                 began = time.perf_counter()
                 self._runtime = await asyncio.get_running_loop().run_in_executor(None, build_runtime, config)
+                if self._config is not None and self._config is not config:
+                    self._runtime.config = self._config  # reloaded while the runtime was being built
                 log.info("runtime built in %.0f ms (once for this server)", (time.perf_counter() - began) * 1000)
             return self._runtime
 
