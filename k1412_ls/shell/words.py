@@ -81,30 +81,6 @@ RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "conda", "rye"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
-def strip_wrappers(words: list[str]) -> list[str]:
-    """The command a wrapper runs: ``env X=1 timeout 60 uv run pytest -q`` → ``pytest -q``."""
-    index = 0
-    while index < len(words):
-        word = words[index]
-        name = word.rsplit("/", 1)[-1]
-        if _ASSIGNMENT.match(word):
-            index += 1
-        elif name in WRAPPERS:
-            takes_value = WRAPPERS[name]
-            index += 1
-            while index < len(words) and (words[index].startswith("-") or _ASSIGNMENT.match(words[index])):
-                index += 2 if words[index] in takes_value else 1
-            if name == "timeout" and index < len(words):
-                index += 1  # the duration
-        elif name in RUNNERS and index + 1 < len(words) and words[index + 1] == "run":
-            index += 2
-            while index < len(words) and words[index].startswith("-"):
-                index += 1
-        else:
-            break
-    return words[index:]
-
-
 # Wrapper options that start the wrapped command in another directory (``env -C DIR``, ``sudo -D DIR``).
 _CHDIR_OPTIONS: dict[str, tuple[str, ...]] = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir"),
                                                "unshare": ("-w", "--wd")}
@@ -112,10 +88,25 @@ _RUNNER_VALUE_OPTIONS = frozenset({"--directory", "--project", "--cwd", "--with"
                                    "--extra", "--group", "--package", "--from", "-C"})
 
 
+def strip_wrappers(words: list[str]) -> list[str]:
+    """The command a wrapper runs: ``env X=1 timeout 60 uv run pytest -q`` → ``pytest -q``."""
+    return words[_walk_wrappers(words, for_chdir=False)[0]:]
+
+
 def wrapper_chdir(words: list[str]) -> str | None:
     """The directory wrappers in front of a command move it to (``env -C /tmp/ok pytest`` → ``/tmp/ok``);
-    ``""`` when the directory comes from an expansion, None when no wrapper moves it (walks the wrappers
-    as :func:`strip_wrappers` does)."""
+    ``""`` when the directory comes from an expansion, None when no wrapper moves it."""
+    return _walk_wrappers(words, for_chdir=True)[1]
+
+
+def _walk_wrappers(words: list[str], *, for_chdir: bool) -> tuple[int, str | None]:
+    """Where the wrapped command starts in ``words``, and the directory a wrapper moves it to (if any).
+
+    ``for_chdir``: directory options of every wrapper and a runner's value
+    options (``uv run --directory DIR``) take their value with them;
+    :func:`strip_wrappers` has always skipped only the options it lists, one
+    word at a time for runners, and keeps doing so.
+    """
     moved: str | None = None
     index = 0
     while index < len(words):
@@ -124,8 +115,8 @@ def wrapper_chdir(words: list[str]) -> str | None:
         if _ASSIGNMENT.match(word):
             index += 1
         elif name in WRAPPERS:
-            takes_value = WRAPPERS[name] | frozenset(_CHDIR_OPTIONS.get(name, ()))
             chdir = _CHDIR_OPTIONS.get(name, ())
+            takes_value = WRAPPERS[name] | frozenset(chdir) if for_chdir else WRAPPERS[name]
             index += 1
             while index < len(words) and (words[index].startswith("-") or _ASSIGNMENT.match(words[index])):
                 option = words[index]
@@ -138,18 +129,19 @@ def wrapper_chdir(words: list[str]) -> str | None:
                     moved = option[2:]
                 index += 2 if option in takes_value else 1
             if name == "timeout" and index < len(words):
-                index += 1
+                index += 1  # the duration
         elif name in RUNNERS and index + 1 < len(words) and words[index + 1] == "run":
             index += 2
             while index < len(words) and words[index].startswith("-"):
-                if words[index] in ("--directory", "--project", "--cwd") or words[index].startswith(
+                option = words[index]
+                if option in ("--directory", "--project", "--cwd") or option.startswith(
                         ("--directory=", "--project=", "--cwd=")):
-                    moved = words[index].split("=", 1)[1] if "=" in words[index] else (
+                    moved = option.split("=", 1)[1] if "=" in option else (
                         words[index + 1] if index + 1 < len(words) else "")
-                index += 2 if words[index] in _RUNNER_VALUE_OPTIONS else 1
+                index += 2 if for_chdir and option in _RUNNER_VALUE_OPTIONS else 1
         else:
             break
-    return moved
+    return index, moved
 
 
 _GIT_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path",
