@@ -22,6 +22,7 @@ returns None and the docs say so).
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import struct
@@ -81,8 +82,12 @@ def _program(native_arch: int, socket_nr: int, compat: tuple[int, int, int] | No
 
 
 def network_off_filter(machine: str | None = None) -> bytes | None:
-    """The filter for this machine, or None where K1412 has none."""
-    machine = machine or platform.machine()
+    """The filter for this machine, or None where K1412 has none (built once: it is asked per command)."""
+    return _filter_for(machine or platform.machine())
+
+
+@functools.lru_cache(maxsize=4)
+def _filter_for(machine: str) -> bytes | None:
     if machine in ("x86_64", "amd64", "AMD64"):
         return _program(_AUDIT_X86_64, 41, (_AUDIT_I386, 102, 359))
     if machine in ("aarch64", "arm64"):
