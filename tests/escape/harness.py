@@ -639,6 +639,44 @@ def lab_root(pytest_tmp: Path) -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+# --------------------------------------------------------------------------------------------- playing cases
+def play_case(fn: Callable[[Lab], Any], case_id: str, prefix: str) -> Any:
+    """One case in a lab of its own: its verdict, or the exception it raised (re-raised by its own test)."""
+    # A host /tmp dir of our own rather than pytest's tmp_path_factory, which is not thread-safe and
+    # whose base dir another pytest session on the machine may prune.
+    host_tmp = Path(tempfile.mkdtemp(prefix=f"{prefix}-{case_id[:30]}-", dir="/tmp"))
+    try:
+        with lab_root(host_tmp) as root:
+            root.mkdir(parents=True, exist_ok=True)
+            the_lab = Lab(root, host_tmp)
+            try:
+                return fn(the_lab)
+            finally:
+                the_lab.cleanup()
+    except BaseException as exc:  # a skip or a harness error, re-raised by the case's own test
+        return exc
+    finally:
+        shutil.rmtree(host_tmp, ignore_errors=True)
+
+
+def play_selected(items: list[Any], test_name: str, cases: list[Any], workers: int, prefix: str,
+                  exclusive: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Play every case the session selected (``cases``: tuples of id, class, function, …) once, ``workers``
+    at a time; the ``exclusive`` ones alone, after the others."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    wanted = {item.callspec.params["case_id"] for item in items
+              if getattr(item, "originalname", "") == test_name and hasattr(item, "callspec")}
+    todo = [c for c in cases if c[0] in wanted and c[0] not in exclusive]
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {c[0]: pool.submit(play_case, c[2], c[0], prefix) for c in todo}
+        verdicts = {case_id: future.result() for case_id, future in futures.items()}
+    for c in cases:
+        if c[0] in wanted and c[0] in exclusive:
+            verdicts[c[0]] = play_case(c[2], c[0], prefix)
+    return verdicts
+
+
 # --------------------------------------------------------------------------------------------- report
 def summarize(path: str) -> str:
     rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]

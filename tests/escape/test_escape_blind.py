@@ -24,7 +24,6 @@ import os
 import shlex
 import socket
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +43,8 @@ from tests.escape.harness import (
     control_text,
     free_port,
     host_ip,
-    lab_root,
     leak_forms,
+    play_selected,
     process_state,
     real_program,
     record,
@@ -1176,30 +1175,11 @@ def redact_rot13(lab: Lab) -> Verdict:
 WORKERS = int(os.environ.get("K1412_ESCAPE_WORKERS", "3"))
 
 
-def _play(fn: Callable[[Lab], Verdict], case_id: str, factory: pytest.TempPathFactory) -> Verdict | BaseException:
-    host_tmp = factory.mktemp(case_id[:40])
-    try:
-        with lab_root(host_tmp) as root:
-            root.mkdir(parents=True, exist_ok=True)
-            the_lab = Lab(root, host_tmp)
-            try:
-                return fn(the_lab)
-            finally:
-                the_lab.cleanup()
-    except BaseException as exc:  # a skip or a harness error, re-raised by the case's own test
-        return exc
-
-
 @pytest.fixture(scope="session")
-def verdicts(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def verdicts(request: pytest.FixtureRequest) -> dict[str, Any]:
     """Play every selected case once, WORKERS at a time (most of a run is K1412 waiting, not CPU);
     each case keeps its own test below."""
-    wanted = {item.callspec.params["case_id"] for item in request.session.items
-              if getattr(item, "originalname", "") == "test_escape" and hasattr(item, "callspec")}
-    todo = [c for c in CASES if c[0] in wanted]
-    with ThreadPoolExecutor(max_workers=max(1, WORKERS)) as pool:
-        futures = {case_id: pool.submit(_play, fn, case_id, tmp_path_factory) for case_id, _, fn in todo}
-        return {case_id: future.result() for case_id, future in futures.items()}
+    return play_selected(request.session.items, "test_escape", CASES, WORKERS, "k1412-r1")
 
 
 @pytest.mark.parametrize(("case_id", "cls", "fn"), CASES, ids=[c[0] for c in CASES])

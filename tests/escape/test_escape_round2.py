@@ -36,15 +36,12 @@ import json
 import os
 import re
 import shlex
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +64,8 @@ from tests.escape.harness import (
     find_processes,
     free_port,
     hidden,
-    lab_root,
     leak_forms,
+    play_selected,
     process_state,
     real_program,
     record,
@@ -1361,37 +1358,12 @@ def redact_one_char_per_line_interleaved(lab: Lab) -> Verdict:
 WORKERS = int(os.environ.get("K1412_ESCAPE_WORKERS", "3"))
 
 
-def _play(fn: CaseFn, case_id: str) -> Verdict | BaseException:
-    # A host /tmp dir of our own rather than pytest's tmp_path_factory, which is not thread-safe and
-    # whose base dir another pytest session on the machine may prune.
-    host_tmp = Path(tempfile.mkdtemp(prefix=f"k1412-r2-{case_id[:30]}-", dir="/tmp"))
-    try:
-        with lab_root(host_tmp) as root:
-            root.mkdir(parents=True, exist_ok=True)
-            the_lab = Lab(root, host_tmp)
-            try:
-                return fn(the_lab)
-            finally:
-                the_lab.cleanup()
-    except BaseException as exc:  # a skip or a harness error, re-raised by the case's own test
-        return exc
-    finally:
-        shutil.rmtree(host_tmp, ignore_errors=True)
-
-
 @pytest.fixture(scope="module")
 def round2_verdicts(request: pytest.FixtureRequest) -> dict[str, Any]:
     """Play every selected case once, WORKERS at a time; each case keeps its own test below."""
-    wanted = {item.callspec.params["case_id"] for item in request.session.items
-              if getattr(item, "originalname", "") == "test_escape_round2" and hasattr(item, "callspec")}
-    todo = [c for c in CASES if c[0] in wanted]
-    with ThreadPoolExecutor(max_workers=max(1, WORKERS)) as pool:
-        futures = {case_id: pool.submit(_play, fn, case_id) for case_id, _, fn, _ in todo}
-        return {case_id: future.result() for case_id, future in futures.items()}
+    return play_selected(request.session.items, "test_escape_round2", CASES, WORKERS, "k1412-r2")
 
 
-# Escapes this round found that are still open after the lead's fixes (listed in docs/sandbox.md "What is not
-# contained" and in the closing note). Strict: a case that stops escaping fails here until it is removed.
 OPEN_ESCAPES: dict[str, str] = {
 }
 

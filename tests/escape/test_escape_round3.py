@@ -41,16 +41,13 @@ import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +65,7 @@ from tests.escape.harness import (
     find_processes,
     free_port,
     hidden,
-    lab_root,
+    play_selected,
     record,
     survivors,
 )
@@ -1505,35 +1502,11 @@ def redact_octal_od_b(lab: Lab) -> Verdict:
 WORKERS = int(os.environ.get("K1412_ESCAPE_WORKERS", "2"))
 
 
-def _play(fn: CaseFn, case_id: str) -> Verdict | BaseException:
-    host_tmp = Path(tempfile.mkdtemp(prefix=f"k1412-r3-{case_id[:30]}-", dir="/tmp"))
-    try:
-        with lab_root(host_tmp) as root:
-            root.mkdir(parents=True, exist_ok=True)
-            the_lab = Lab(root, host_tmp)
-            try:
-                return fn(the_lab)
-            finally:
-                the_lab.cleanup()
-    except BaseException as exc:  # a skip or a harness error, re-raised by the case's own test
-        return exc
-    finally:
-        shutil.rmtree(host_tmp, ignore_errors=True)
-
-
 @pytest.fixture(scope="module")
 def round3_verdicts(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """Play every selected case once, WORKERS at a time; each case keeps its own test below."""
-    wanted = {item.callspec.params["case_id"] for item in request.session.items
-              if getattr(item, "originalname", "") == "test_escape_round3" and hasattr(item, "callspec")}
-    todo = [c for c in CASES if c[0] in wanted and c[0] not in EXCLUSIVE]
-    with ThreadPoolExecutor(max_workers=max(1, WORKERS)) as pool:
-        futures = {case_id: pool.submit(_play, fn, case_id) for case_id, _, fn, _ in todo}
-        verdicts = {case_id: future.result() for case_id, future in futures.items()}
-    for case_id, _, fn, _ in CASES:  # alone, after the others: they touch every sandbox on the machine
-        if case_id in wanted and case_id in EXCLUSIVE:
-            verdicts[case_id] = _play(fn, case_id)
-    return verdicts
+    """Play every selected case once, WORKERS at a time (EXCLUSIVE ones alone, after the others: they touch
+    every sandbox on the machine); each case keeps its own test below."""
+    return play_selected(request.session.items, "test_escape_round3", CASES, WORKERS, "k1412-r3", EXCLUSIVE)
 
 
 @pytest.mark.parametrize(("case_id", "cls", "fn", "documented_gap"), CASES, ids=[c[0] for c in CASES])
