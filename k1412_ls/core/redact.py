@@ -48,7 +48,14 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from k1412_ls.core.secret_assignments import REDACTED, redact_assignments, url_passwords
-from k1412_ls.core.secret_encodings import byte_run_spans, cut_lines, extra_forms
+from k1412_ls.core.secret_encodings import (
+    DUMP_LINE,
+    byte_run_spans,
+    cut_lines,
+    dump_bytes,
+    dump_groups,
+    extra_forms,
+)
 
 # Each pattern matches a whole credential; order matters only for overlap. Patterns start with
 # their literal prefix (the word-boundary check comes after it as a look-behind) so the regex
@@ -102,13 +109,6 @@ _PCT = re.compile(r"%[0-9A-Fa-f]{2}")
 _PCT_RUN = re.compile(r"\S{1,16384}")
 _BLANK = re.compile(r"\s")
 _PCT_LOOKBACK = 4096
-# One line of a hex dump with blanks between the groups (xxd, xxd -g1, hexdump, hexdump -C, od -tx1,
-# od -An -tx1): an optional offset, 2 or more groups of 2-8 hex digits, then e.g. an ASCII column.
-_DUMP_GROUP = re.compile(r"([ \t]+)([0-9a-fA-F]+)")
-_DUMP_LINE = re.compile(  # matched against "\n" + text: the literal "\n" lets the engine skip ahead
-    r"(?m)\n(?P<offset>(?:[ \t]*+[0-9a-fA-F]{6,16}:?)?)(?P<hex>(?:[ \t]{1,3}(?:[0-9a-fA-F]{2}){1,4}){2,64})"
-    r"(?P<rest>[^\n]{0,256})$"
-)
 # Output characters of base64 that depend only on the value, for a value starting at byte
 # offset 0, 1 or 2 of a 3-byte group (the first ceil(8k/6) characters mix in the bytes before).
 _B64_FIRST_CLEAN = (0, 2, 3)
@@ -227,41 +227,6 @@ def _decoded_spans(text: str, start: int, end: int, decoded: bytes, values: list
             spans.append((origin[found], origin[found + len(value)]))
             found = decoded.find(value, found + len(value))
     return spans
-
-
-def _dump_groups(hex_part: str) -> list[str]:
-    """The hex groups of one dump line, without the start of an ASCII column that happens to look like hex.
-
-    Groups have one width and one blank between them; a shorter group ends the line (the dump's
-    last bytes); the only wider gap allowed is hexdump -C's, after eight single bytes.
-    """
-    tokens = hex_part.split()
-    width = len(tokens[0])
-    if " ".join(tokens) == hex_part.lstrip(" \t") and all(len(t) == width for t in tokens[:-1]) \
-            and len(tokens[-1]) <= width and not width % 2 and not len(tokens[-1]) % 2:
-        return tokens  # the common case: one blank between groups of one width
-    groups: list[str] = []
-    for token in _DUMP_GROUP.finditer(hex_part):
-        gap, group = token.group(1), token.group(2)
-        if groups:
-            width = len(groups[0])
-            middle = len(groups) == 8 and width == 2 and gap == "  "
-            if len(group) > width or (len(gap) > 1 and not middle):
-                break
-            if len(group) < width:
-                groups.append(group)
-                break
-        if len(group) % 2:
-            break
-        groups.append(group)
-    return groups
-
-
-def _dump_bytes(groups: list[str]) -> tuple[bytes, bytes]:
-    """The bytes of one dump line's hex groups, as written and with 2-byte words swapped (hexdump)."""
-    written = bytes.fromhex("".join(groups))
-    swapped = bytes.fromhex("".join(g[2:4] + g[0:2] if len(g) == 4 else g for g in groups))
-    return written, swapped
 
 
 def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -423,14 +388,14 @@ class Redactor:
     def _hex_dumps(self, value: str) -> str:
         """Blocks of hex-dump lines whose bytes hold a known value: every line's groups and ASCII column go."""
         blocks: list[list[re.Match[str]]] = []
-        for line in _DUMP_LINE.finditer("\n" + value):  # offsets are one more than in value
+        for line in DUMP_LINE.finditer("\n" + value):  # offsets are one more than in value
             if blocks and blocks[-1][-1].end() == line.start():
                 blocks[-1].append(line)
             else:
                 blocks.append([line])
         cuts: list[tuple[int, int]] = []
         for block in blocks:
-            decoded = [_dump_bytes(_dump_groups(line.group("hex"))) for line in block]
+            decoded = [dump_bytes(dump_groups(line.group("hex"))) for line in block]
             written = b"".join(one for one, _ in decoded)
             swapped = b"".join(other for _, other in decoded)
             # Without its last byte too: a dump of an odd-length value may end in a half word.

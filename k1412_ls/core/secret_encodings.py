@@ -12,6 +12,9 @@ Two kinds, chosen by cost:
   ``[115, 107]``), octal bytes (``od -An -b``), and blocks of uuencoded lines. A run is decoded
   to bytes and the caller's ``find`` says which decoded spans give a secret away; exactly the
   tokens behind them are replaced (a uuencoded block goes whole).
+
+It also reads hex dump lines (``xxd``, ``hexdump -C``, ``od -tx1``) into the bytes they show
+(:data:`DUMP_LINE`, :func:`dump_groups`, :func:`dump_bytes`), for ``Redactor`` to search.
 """
 
 from __future__ import annotations
@@ -209,3 +212,47 @@ def cut_lines(text: str, spans: list[tuple[int, int]]) -> str:
         at = hi
     out.append(text[at:])
     return "".join(out)
+
+
+# One line of a hex dump with blanks between the groups (xxd, xxd -g1, hexdump, hexdump -C, od -tx1,
+# od -An -tx1): an optional offset, 2 or more groups of 2-8 hex digits, then e.g. an ASCII column.
+DUMP_GROUP = re.compile(r"([ \t]+)([0-9a-fA-F]+)")
+DUMP_LINE = re.compile(  # matched against "\n" + text: the literal "\n" lets the engine skip ahead
+    r"(?m)\n(?P<offset>(?:[ \t]*+[0-9a-fA-F]{6,16}:?)?)(?P<hex>(?:[ \t]{1,3}(?:[0-9a-fA-F]{2}){1,4}){2,64})"
+    r"(?P<rest>[^\n]{0,256})$"
+)
+
+
+def dump_groups(hex_part: str) -> list[str]:
+    """The hex groups of one dump line, without the start of an ASCII column that happens to look like hex.
+
+    Groups have one width and one blank between them; a shorter group ends the line (the dump's
+    last bytes); the only wider gap allowed is hexdump -C's, after eight single bytes.
+    """
+    tokens = hex_part.split()
+    width = len(tokens[0])
+    if " ".join(tokens) == hex_part.lstrip(" \t") and all(len(t) == width for t in tokens[:-1]) \
+            and len(tokens[-1]) <= width and not width % 2 and not len(tokens[-1]) % 2:
+        return tokens  # the common case: one blank between groups of one width
+    groups: list[str] = []
+    for token in DUMP_GROUP.finditer(hex_part):
+        gap, group = token.group(1), token.group(2)
+        if groups:
+            width = len(groups[0])
+            middle = len(groups) == 8 and width == 2 and gap == "  "
+            if len(group) > width or (len(gap) > 1 and not middle):
+                break
+            if len(group) < width:
+                groups.append(group)
+                break
+        if len(group) % 2:
+            break
+        groups.append(group)
+    return groups
+
+
+def dump_bytes(groups: list[str]) -> tuple[bytes, bytes]:
+    """The bytes of one dump line's hex groups, as written and with 2-byte words swapped (hexdump)."""
+    written = bytes.fromhex("".join(groups))
+    swapped = bytes.fromhex("".join(g[2:4] + g[0:2] if len(g) == 4 else g for g in groups))
+    return written, swapped
