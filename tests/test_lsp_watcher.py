@@ -8,10 +8,11 @@ must not log a line per HTTP request.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
-from k1412_ls.lsp.watcher import watch_plan
+from k1412_ls.lsp.watcher import WorkspaceWatcher, watch_plan
 from tests.conftest import write_config
 from tests.support.raw_lsp import RawServer, frame, request
 from tests.support.scripted_server import ScriptedServer
@@ -80,3 +81,20 @@ def test_the_plan_watches_config_directories_one_level_deep(tmp_path: Path) -> N
     assert dirs == {ws, tmp_path}
     assert awaited == {ws / ".k1412", tmp_path / "xdg", tmp_path / "xdg" / "k1412"}
     assert ws / ".k1412" / "config.toml" in files
+
+
+async def test_a_config_directory_made_before_the_watch_is_armed_is_still_followed(tmp_path: Path) -> None:
+    config = tmp_path / ".k1412" / "config.toml"
+    reloads: list[int] = []
+    watcher = WorkspaceWatcher(lambda: reloads.append(1))
+    watcher.start([config])
+    config.parent.mkdir()  # before awatch has armed its watch: the creation event never arrives
+    await asyncio.sleep(2.5)
+    config.write_text('default_model = "sol"\n')
+    for _ in range(40):
+        if reloads:
+            break
+        await asyncio.sleep(0.1)
+    watcher.stop()
+    assert reloads, "the watcher kept waiting for a directory that already existed"
+

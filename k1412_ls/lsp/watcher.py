@@ -10,7 +10,8 @@ Only the configuration files themselves are watched: each one's directory,
 not recursively, with every other entry filtered out. A file whose directory
 does not exist yet (``<workspace>/.k1412/config.toml`` before ``.k1412`` is
 made) is watched from its nearest existing ancestor, again one level deep,
-for the missing directory only; when it appears the watch moves down to it.
+for the missing directory only; when it appears the watch moves down to it (also when it appeared
+before the watch was armed: the watcher looks once a second).
 So a configuration in ``$HOME`` costs one non-recursive watch of ``$HOME``,
 and a busy workspace or home folder produces no events at all.
 """
@@ -101,10 +102,14 @@ class WorkspaceWatcher:
             return path in wanted
 
         try:
+            # yield_on_timeout: an empty batch every second, to look whether an awaited directory appeared
+            # before the watch was armed (its creation event is then never delivered).
             async for changes in awatch(*dirs, watch_filter=relevant, recursive=False, stop_event=stop,
-                                        debounce=200, step=50):
+                                        debounce=200, step=50, rust_timeout=1000, yield_on_timeout=True):
                 self.changes_seen += len(changes)
                 paths = {Path(path) for _kind, path in changes}
+                if not changes:
+                    paths = {path for path in awaited if path.is_dir()}
                 if paths & awaited and not stop.is_set():
                     # A missing directory appeared: watch one level further down. A file written into it
                     # before that watch is armed is caught by a look once writes had time to settle.
