@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from k1412_ls.core.delegation import TOOLS as DELEGATION_TOOLS
-from k1412_ls.tools import commands, files, git, patching, processes, runtime_tools, search
+from k1412_ls.tools import files, git, patching, plan_memory, process_tools, run_command, search
 from k1412_ls.tools.apply_patch import tool as apply_patch_tool
 from k1412_ls.tools.registry import ToolRegistry
 
@@ -15,9 +15,9 @@ def default_registry() -> ToolRegistry:
         *search.TOOLS,
         *patching.TOOLS,
         *apply_patch_tool.TOOLS,
-        *commands.TOOLS,
+        *run_command.TOOLS,
         *git.TOOLS,
-        *processes.TOOLS,
-        *runtime_tools.TOOLS,
+        *process_tools.TOOLS,
+        *plan_memory.TOOLS,
         *DELEGATION_TOOLS,
     ])

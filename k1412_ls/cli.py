@@ -15,7 +15,6 @@ from k1412_ls import __version__
 from k1412_ls.locations import ConfigError, state_dir
 
 if TYPE_CHECKING:
-    from k1412_ls.config import K1412Config
     from k1412_ls.core.events import Event
     from k1412_ls.core.outcomes import RunResult
 
@@ -61,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("run", metavar="RUN_ID_OR_FILE")
     replay.add_argument("--json", action="store_true", help="print the re-check as JSON")
 
-    from k1412_ls.experiments.commands import add_commands
+    from k1412_ls.experiments.cli_commands import add_commands
 
     add_commands(sub)
 
@@ -96,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "replay":
             return _cmd_replay(args)
         if args.command in ("stats", "eval"):
-            from k1412_ls.experiments.commands import run_command
+            from k1412_ls.experiments.cli_commands import run_command
 
             return run_command(args)
         if args.command == "undo":
@@ -113,7 +112,7 @@ def _unexpected(exc: Exception) -> int:
     """One redacted line instead of a traceback (K1412_DEBUG=1 shows the traceback)."""
     import os
 
-    from k1412_ls.core.redact import Redactor
+    from k1412_ls.text.redact import Redactor
 
     if os.environ.get("K1412_DEBUG"):
         raise exc
@@ -241,7 +240,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
     from k1412_ls.config import load_config
 
     config = load_config(args.config, _workspace(args.workspace))
-    rows = models_payload(config)
+    rows = config.models_listing()
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -263,12 +262,6 @@ def _price(pricing: dict[str, Any] | None) -> str:
         return "unpriced"
     cached = pricing["input"] if pricing.get("cached_input") is None else pricing["cached_input"]
     return f"{pricing['input']:g} · {cached:g} · {pricing['output']:g}"
-
-
-def models_payload(config: K1412Config) -> list[dict[str, Any]]:
-    """Every ModelSpec field, as ``k1412 models --json`` and ``k1412.listModels`` show them."""
-    return [{**spec.model_dump(), "id": model_id, "default": model_id == config.default_model}
-            for model_id, spec in config.models.items()]
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

@@ -191,6 +191,11 @@ class K1412Config(BaseModel):
             )
         return spec
 
+    def models_listing(self) -> list[dict[str, Any]]:
+        """Every ModelSpec field, as ``k1412 models --json`` and ``k1412.listModels`` show them."""
+        return [{**spec.model_dump(), "id": model_id, "default": model_id == self.default_model}
+                for model_id, spec in self.models.items()]
+
     def provider_for(self, spec: ModelSpec) -> ProviderSpec:
         return self.providers[spec.provider]
 

@@ -31,8 +31,8 @@ from k1412_ls.core.evidence_binding import BoundGate
 from k1412_ls.core.guards import GuardState, find_duplicate_commands, normalize_arguments
 from k1412_ls.core.model_port import ModelReply, ToolCall
 from k1412_ls.core.outcomes import RunEnded
-from k1412_ls.core.redact import Redactor
 from k1412_ls.core.scheduler import Scheduler
+from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.registry import Tool, ToolContext, ToolRegistry, ToolResult
 from k1412_ls.tools.workspace import Workspace

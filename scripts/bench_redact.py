@@ -2,7 +2,7 @@
 
 Usage: ``python scripts/bench_redact.py [--baseline REV] [--secrets N] [--repeat R]``.
 
-"Before" is ``k1412_ls/core/redact.py`` as it was at ``REV`` (default: the
+"Before" is ``k1412_ls/text/redact.py`` as it was at ``REV`` (default: the
 last commit before encoded forms were redacted), loaded from git into its own
 module; "after" is the working tree's. Both get the same known values: two
 provider keys plus ``N - 2`` secret environment values. Each corpus is about
@@ -26,14 +26,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from k1412_ls.core import redact as after  # noqa: E402
+from k1412_ls.text import redact as after  # noqa: E402
 
 BASELINE = "f604e9c"
 MB = 1024 * 1024
 
 
 def load_baseline(rev: str) -> types.ModuleType:
-    source = subprocess.run(["git", "show", f"{rev}:k1412_ls/core/redact.py"], cwd=ROOT, check=True,
+    source = subprocess.run(["git", "show", f"{rev}:k1412_ls/text/redact.py"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
     module = types.ModuleType("redact_before")
     exec(compile(source, f"{rev}:redact.py", "exec"), module.__dict__)  # our own file at REV

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from k1412_ls.tools.changes import RunChanges
-from k1412_ls.tools.commands import TOOLS
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
+from k1412_ls.tools.run_command import TOOLS
 from k1412_ls.tools.sandbox import RunSandbox, bubblewrap, confined_argv
 from k1412_ls.tools.seccomp import filter_fd, network_off_filter
 from k1412_ls.tools.workspace import Workspace

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from k1412_ls.core.events import Emitter, EventBus, JsonlSink
 from k1412_ls.core.guards import GuardState, find_duplicate_commands, normalize_arguments
 from k1412_ls.core.model_port import ToolCall
-from k1412_ls.core.redact import Redactor
 from k1412_ls.core.scheduler import Scheduler
+from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.registry import Tool, ToolContext, ToolRegistry, ToolResult
 from k1412_ls.tools.workspace import Workspace

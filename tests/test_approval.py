@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from k1412_ls.tools import commands, processes
+from k1412_ls.tools import process_tools, run_command
 from k1412_ls.tools.approval import (
     AllowStore,
     ApprovalGate,
@@ -27,12 +27,13 @@ from k1412_ls.tools.approval import (
 )
 from k1412_ls.tools.command_reading import command_words, generalized_prefix
 from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.processes import ProcessTable
-from k1412_ls.tools.registry import ToolContext, ToolError, ToolRegistry
+from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.process_tools import ProcessTable
+from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox import SandboxPolicy, bubblewrap
 from k1412_ls.tools.workspace import Workspace
 
-REGISTRY = ToolRegistry([*commands.TOOLS, *processes.TOOLS])
+REGISTRY = ToolRegistry([*run_command.TOOLS, *process_tools.TOOLS])
 needs_sandbox = pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")
 
 

@@ -20,17 +20,17 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import commands, processes
+from k1412_ls.tools import process_tools, run_command
+from k1412_ls.tools.child_processes import run_to_end, shell_argv
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.environment import scrubbed_env
-from k1412_ls.tools.proc import run_to_end, shell_argv
 from k1412_ls.tools.process_cap import cgroup_parent
-from k1412_ls.tools.processes import ProcessTable
+from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
 from k1412_ls.tools.sandbox import NETWORK_OFF_LABEL, SANDBOXED, SandboxPolicy, bubblewrap
 from k1412_ls.tools.workspace import Workspace
 
-REGISTRY = ToolRegistry([*commands.TOOLS, *processes.TOOLS])
+REGISTRY = ToolRegistry([*run_command.TOOLS, *process_tools.TOOLS])
 REPO_ROOT = Path(__file__).resolve().parents[1]
 OPENAI_CANARY = "sk-proj-" + "Zz9Yy8Xx7Ww6Vv5Uu4_Tt3-Ss2Rr1Qq0"
 DEEPSEEK_CANARY = "plain-deepseek-canary-4815162342"  # matches no pattern: only scrubbing can hide it
@@ -207,7 +207,7 @@ def test_yes_flood_is_capped_with_tail_and_count(ctx: ToolContext) -> None:
 RSS_PROBE = textwrap.dedent(
     """
     import json, sys
-    from k1412_ls.tools.commands import TOOLS
+    from k1412_ls.tools.run_command import TOOLS
     from k1412_ls.tools.documents import DiskDocumentStore
     from k1412_ls.tools.registry import ToolContext, ToolRegistry
     from k1412_ls.tools.workspace import Workspace

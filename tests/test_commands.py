@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.core.redact import Redactor
-from k1412_ls.tools import commands
+from k1412_ls.text.redact import Redactor
+from k1412_ls.tools import run_command
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
 from k1412_ls.tools.workspace import Workspace
 
-REGISTRY = ToolRegistry(commands.TOOLS)
+REGISTRY = ToolRegistry(run_command.TOOLS)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from k1412_ls.core.events import META, Emitter, EventBus, JsonlSink, read_events
-from k1412_ls.core.redact import Redactor
+from k1412_ls.text.redact import Redactor
 
 
 def test_seq_shape_and_jsonl(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from k1412_ls.core.events import EventBus
 from k1412_ls.core.evidence import CompletionGate, EvidenceLedger, Verdict, derive_requirements, recheck
-from k1412_ls.core.redact import Redactor
+from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.facts import exec_facts, write_entry, write_facts
 
 Step = Callable[["Log"], None]

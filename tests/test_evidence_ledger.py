@@ -18,9 +18,9 @@ from k1412_ls.core.evidence import (
     derive_requirements,
     recheck,
 )
-from k1412_ls.core.evidence.commands import command_shape, same_work
-from k1412_ls.core.numbers import extract_measurements, extract_numbers
-from k1412_ls.core.redact import Redactor
+from k1412_ls.core.evidence.invocations import command_shape, same_work
+from k1412_ls.text.numbers import extract_measurements, extract_numbers
+from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.facts import exec_facts, write_entry, write_facts
 from k1412_ls.tools.registry import ToolContext

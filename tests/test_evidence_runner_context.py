@@ -10,11 +10,11 @@ import pytest
 
 from k1412_ls.core.events import EventBus
 from k1412_ls.core.evidence import CompletionGate, EvidenceLedger, derive_requirements
-from k1412_ls.core.evidence.commands import command_shape
+from k1412_ls.core.evidence.invocations import command_shape
 from k1412_ls.core.evidence.placement import UNKNOWN_DIR
 from k1412_ls.core.evidence.runner_config import narrowing_change, text_narrows
 from k1412_ls.core.evidence.shadows import probe_shadows, shadowed_module
-from k1412_ls.core.redact import Redactor
+from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.facts import exec_facts, write_entry, write_facts
 
 PASS = "..\n2 passed in 0.01s\n"

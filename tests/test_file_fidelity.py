@@ -19,7 +19,7 @@ import pytest
 
 from k1412_ls.tools import documents as documents_module
 from k1412_ls.tools.documents import DiskDocumentStore, atomic_write_bytes
-from k1412_ls.tools.registry import ToolError
+from k1412_ls.tools.errors import ToolError
 from tests.support.file_layout import REGISTRY, assert_one_sentence, make_ctx
 
 # --- special files ---------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 from k1412_ls.catalog import default_registry
 from k1412_ls.core.evidence import derive_requirements
 from k1412_ls.core.intent import IntentDecision, classify_intent, select_tool_names
-from k1412_ls.core.vocabulary import ALL_TAGS, RULES, extract_targets
+from k1412_ls.text.vocabulary import ALL_TAGS, RULES, extract_targets
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 
 # (request, tags it must carry, tags it must not carry)

@@ -21,9 +21,9 @@ from pygls.exceptions import (
 )
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from k1412_ls.core.redact import Redactor
 from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.protocol import sanitize_error
+from k1412_ls.text.redact import Redactor
 from tests.support.lsp_client import SERVER_COMMAND, Session, lsp_session, make_editor_client, wait_until
 
 

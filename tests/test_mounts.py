@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.commands import RunCommandArgs, run_command
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.mounts import Placeholders, missing_components
 from k1412_ls.tools.registry import ToolContext
+from k1412_ls.tools.run_command import RunCommandArgs, run_command
 from k1412_ls.tools.sandbox import bubblewrap
 from k1412_ls.tools.workspace import Workspace
 

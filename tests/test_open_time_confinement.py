@@ -24,8 +24,9 @@ import pytest
 
 from k1412_ls.tools import files, search
 from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.ignore import GlobFilter, list_children
-from k1412_ls.tools.registry import ToolContext, ToolError, ToolRegistry
+from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox import bubblewrap, hide_from_commands
 from k1412_ls.tools.trusted import trusted_program
 from k1412_ls.tools.workspace import Workspace

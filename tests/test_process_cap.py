@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from k1412_ls.tools import process_cap
-from k1412_ls.tools.proc import run_to_end
+from k1412_ls.tools.child_processes import run_to_end
 from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, bubblewrap
 
 FORKER = """

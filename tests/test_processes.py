@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import processes
+from k1412_ls.tools import process_tools
 from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.processes import ProcessTable
+from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
 from k1412_ls.tools.workspace import Workspace
 
-REGISTRY = ToolRegistry(processes.TOOLS)
+REGISTRY = ToolRegistry(process_tools.TOOLS)
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from k1412_ls.core.redact import REDACTED, Redactor, secret_env_values
+from k1412_ls.text.redact import REDACTED, Redactor, secret_env_values
 
 SECRETS = [
     "sk-proj-AbC_dEf-GhIjKlMnOpQrStUvWxYz0123456789",

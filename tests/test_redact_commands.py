@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from k1412_ls.core.redact import REDACTED, Redactor
-from k1412_ls.tools import commands, processes
+from k1412_ls.text.redact import REDACTED, Redactor
+from k1412_ls.tools import process_tools, run_command
 from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.processes import ProcessTable
+from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.workspace import Workspace
 from tests.support.cli import CliRun, config_for
@@ -34,7 +34,7 @@ from tests.test_redact_encodings import leaked
 
 KEY = "Zq4-e2e-canary-Qm7RxT2vWk9LpZ4sNc8HjY3bFd6"
 KEY_ENV = "K1412_TEST_KEY"
-REGISTRY = ToolRegistry([*commands.TOOLS, *processes.TOOLS])
+REGISTRY = ToolRegistry([*run_command.TOOLS, *process_tools.TOOLS])
 
 LOAD = ". ./.env && "
 COMMANDS: dict[str, str] = {

@@ -7,7 +7,7 @@ Every case is table-driven and has two halves:
 * the assertion that after redaction *no* decoder recovers any
   ``FRAGMENT``-character piece of the secret.
 
-The decoders here are written independently of ``k1412_ls.core.redact``: they
+The decoders here are written independently of ``k1412_ls.text.redact``: they
 unfold lines, reverse, base64-decode every run at every offset (both
 alphabets), hex-decode every run at both nibble offsets and percent-decode.
 Negative cases (other base64, hashes, UUIDs, SHAs, code) must come out
@@ -29,8 +29,8 @@ from urllib.parse import quote, unquote
 
 import pytest
 
-from k1412_ls.core.redact import FRAGMENT as CORE_FRAGMENT
-from k1412_ls.core.redact import REDACTED, Redactor
+from k1412_ls.text.redact import FRAGMENT as CORE_FRAGMENT
+from k1412_ls.text.redact import REDACTED, Redactor
 
 PROVIDER_KEY = "sk-proj-" + "Qm7RxT2vWk9LpZ4sNc8HjY3bFd6GtA1eUo5iKy0w"
 LONG_KEY = "sk-proj-" + "".join("Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7" for _ in range(6))[:156]  # real keys: ~164 chars

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from k1412_ls.core.evidence.runners import COMPILE_ERROR, Suite, parse_summary
+from k1412_ls.text.runner_summaries import COMPILE_ERROR, Suite, parse_summary
 
 PYTEST_FAIL = """F..
 =========================== short test summary info ============================

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from k1412_ls.core.redact import Redactor
 from k1412_ls.state.store import StateStore
+from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.plan_memory import TOOLS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.runtime_tools import TOOLS
 from k1412_ls.tools.workspace import Workspace
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from k1412_ls.config import ConfigError, load_config
-from k1412_ls.tools import commands, processes
+from k1412_ls.tools import process_tools, run_command
 from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.processes import ProcessTable
+from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
 from k1412_ls.tools.sandbox import (
     SANDBOXED,
@@ -34,7 +34,7 @@ from k1412_ls.tools.workspace import Workspace
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 
-REGISTRY = ToolRegistry([*commands.TOOLS, *processes.TOOLS])
+REGISTRY = ToolRegistry([*run_command.TOOLS, *process_tools.TOOLS])
 GREETING = "greetings-from-the-test-process"
 REFUSAL_START = "Commands cannot run because no sandbox works on this machine ("
 

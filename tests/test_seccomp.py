@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.commands import RunCommandArgs, run_command
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.registry import ToolContext
+from k1412_ls.tools.run_command import RunCommandArgs, run_command
 from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, bubblewrap, network_namespace_problem
 from k1412_ls.tools.seccomp import network_off_filter
 from k1412_ls.tools.workspace import Workspace

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from k1412_ls.core.evidence.commands import command_shape
+from k1412_ls.core.evidence.invocations import command_shape
 from k1412_ls.shell import parse_line
 
 

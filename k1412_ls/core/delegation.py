@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 
 SUB_AGENT_MAX_ITERATIONS = 8
 DELEGATION_TOOLS = frozenset({"spawn_agent"})

@@ -18,7 +18,7 @@ from typing import IO, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from k1412_ls.core.redact import Redactor
+from k1412_ls.text.redact import Redactor
 
 # agent-loop-v5 over v4: test runs are judged in context (shadowed runners, env -C/PYTEST_ADDOPTS, runner config
 # the run changed; find-out requests need the suite they ask about) — docs/evidence.md.

@@ -2,7 +2,7 @@
 
 Routing, not permission: the gateway enforces everything; this only keeps
 the catalogue small so a model chooses better. The tags come from the named
-rules of :mod:`k1412_ls.core.vocabulary`, the same table the evidence gate
+rules of :mod:`k1412_ls.text.vocabulary`, the same table the evidence gate
 uses, so "what the request is about" is decided once.
 
 Tool families (``select_tool_names``), each documented by the condition
@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from k1412_ls.core.vocabulary import match_rules
+from k1412_ls.text.vocabulary import match_rules
 
 # Kinds of work counted for the "three or more kinds means several steps" rule.
 WORK_TAGS: frozenset[str] = frozenset({"artifact", "execution", "report", "comparison", "process", "git",

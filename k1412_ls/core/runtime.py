@@ -27,16 +27,16 @@ from k1412_ls.core.evidence_binding import BoundGate, files_changed
 from k1412_ls.core.guards import Caps, GuardState, find_duplicate_commands, normalize_arguments
 from k1412_ls.core.model_port import ChatModel
 from k1412_ls.core.outcomes import RunCancelled, RunEnded, RunFailed, RunResult
-from k1412_ls.core.redact import Redactor
 from k1412_ls.core.scheduler import Scheduler
 from k1412_ls.core.tool_selection import select_registry
 from k1412_ls.core.window import ContextBudget, request_chars, schemas_chars
+from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.approval import AllowStore, ApprovalGate, ApprovalPolicy, Approver, parse_rules
 from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.locks import user_write_lock
 from k1412_ls.tools.preimages import RunJournal
-from k1412_ls.tools.processes import ProcessTable
+from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.recording import RecordingDocumentStore
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, hide_from_commands

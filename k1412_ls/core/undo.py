@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from k1412_ls.core.events import Event, read_events, utc_timestamp
-from k1412_ls.core.redact import Redactor
+from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.undo import NOT_UNDOABLE, UndoPlan, UnknownRun, apply_on_disk, plan_undo
 from k1412_ls.tools.undo_store import manifest_path, write_json
 

@@ -43,7 +43,7 @@ from k1412_ls.tools.documents import (
     bytes_version,
     open_regular,
 )
-from k1412_ls.tools.registry import ToolError
+from k1412_ls.tools.errors import ToolError
 
 T = TypeVar("T")
 

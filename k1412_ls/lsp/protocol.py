@@ -39,8 +39,8 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import MsgId, RPCRequest
 from pygls.protocol.language_server import lsp_method
 
-from k1412_ls.core.redact import Redactor
 from k1412_ls.lsp.tables import ReleasingTables
+from k1412_ls.text.redact import Redactor
 
 log = logging.getLogger("k1412.lsp")
 

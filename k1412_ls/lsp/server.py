@@ -196,7 +196,7 @@ def code_actions(ls: K1412LanguageServer, params: types.CodeActionParams) -> lis
 # -- commands ----------------------------------------------------------------------------------
 # Command modules (pydantic models, the run service) are imported on first use to keep start-up lean.
 async def run_task(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
-    from k1412_ls.lsp.commands import RunTaskArgs, parse_args
+    from k1412_ls.lsp.command_args import RunTaskArgs, parse_args
     from k1412_ls.lsp.runs import RunSpec
 
     args = parse_args(c.CMD_RUN_TASK, arguments, RunTaskArgs)
@@ -205,7 +205,7 @@ async def run_task(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
 
 
 async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
-    from k1412_ls.lsp.commands import (
+    from k1412_ls.lsp.command_args import (
         DelegateArgs,
         delegate_instruction,
         delegate_task,
@@ -237,14 +237,14 @@ async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
 
 
 def cancel_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
-    from k1412_ls.lsp.commands import CancelRunArgs, parse_args
+    from k1412_ls.lsp.command_args import CancelRunArgs, parse_args
 
     args = parse_args(c.CMD_CANCEL_RUN, arguments, CancelRunArgs)
     return {"run_id": args.run_id, "cancelled": ls.runs.cancel(args.run_id)}
 
 
 async def undo_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
-    from k1412_ls.lsp.commands import UndoRunArgs, parse_args
+    from k1412_ls.lsp.command_args import UndoRunArgs, parse_args
     from k1412_ls.lsp.undo import undo_run as undo
 
     args = parse_args(c.CMD_UNDO_RUN, arguments, UndoRunArgs, optional=True)
@@ -252,13 +252,12 @@ async def undo_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
 
 
 def list_models(ls: K1412LanguageServer, *arguments: Any) -> list[dict[str, Any]]:
-    from k1412_ls.cli import models_payload
     from k1412_ls.locations import ConfigError
-    from k1412_ls.lsp.commands import ListModelsArgs, parse_args
+    from k1412_ls.lsp.command_args import ListModelsArgs, parse_args
 
     parse_args(c.CMD_LIST_MODELS, arguments, ListModelsArgs, optional=True)
     try:
-        return models_payload(ls.runs.config())
+        return ls.runs.config().models_listing()
     except ConfigError as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
 

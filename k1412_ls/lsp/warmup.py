@@ -24,7 +24,7 @@ GIVE_UP_S = 120.0  # a client that never goes idle gets no warm-up; the first ru
 
 # What the first `k1412.runTask` / `k1412.delegate` imports (lsp/server.py imports them lazily).
 MODULES = (
-    "k1412_ls.lsp.commands",
+    "k1412_ls.lsp.command_args",
     "k1412_ls.lsp.runs",
     "k1412_ls.lsp.editor_store",
     "k1412_ls.lsp.reporting",

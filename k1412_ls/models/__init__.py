@@ -6,8 +6,8 @@ Build the model for a run from configuration with :func:`build_chat_model`.
 from __future__ import annotations
 
 from k1412_ls.config import K1412Config, ModelSpec, api_key_for
-from k1412_ls.core.redact import Redactor
 from k1412_ls.models.openai_chat import OpenAIChatModel
+from k1412_ls.text.redact import Redactor
 
 __all__ = ["OpenAIChatModel", "build_chat_model"]
 

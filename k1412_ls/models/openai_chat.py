@@ -68,7 +68,6 @@ import openai
 
 from k1412_ls.config import ModelSpec, ProviderSpec
 from k1412_ls.core.model_port import ContextOverflow, MalformedReply, ModelError, ModelReply
-from k1412_ls.core.redact import Redactor
 from k1412_ls.models.overflow import Overflow, context_overflow
 from k1412_ls.models.reply import (
     NOT_A_COMPLETION,
@@ -83,6 +82,7 @@ from k1412_ls.models.reply import (
     stream_error_of,
 )
 from k1412_ls.models.request_body import BodyEncoder
+from k1412_ls.text.redact import Redactor
 
 # The SDK honours a server's Retry-After up to this many seconds (openai._constants).
 _MAX_RETRY_AFTER_S = 120.0

@@ -50,7 +50,7 @@ from k1412_ls.tools.command_reading import (
     writes_git,
     written_paths,
 )
-from k1412_ls.tools.registry import ToolError
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
 from k1412_ls.tools.script_reading import scripts_run_by, written_keys
 

@@ -13,7 +13,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 
-from k1412_ls.tools.registry import ToolError
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.trusted import trusted_program
 
 SANDBOXED = "bwrap-pid-namespace"

@@ -49,7 +49,7 @@ from typing import Protocol
 
 from k1412_ls.locations import state_dir
 from k1412_ls.tools.confined import open_confined, start_walk
-from k1412_ls.tools.registry import ToolError
+from k1412_ls.tools.errors import ToolError
 
 BOM = b"\xef\xbb\xbf"
 # Largest file loaded whole as a document; read_file streams windows of bigger ones.

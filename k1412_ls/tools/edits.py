@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from k1412_ls.tools.documents import BOM, NO_FILE, Snapshot, StaleWrite, bytes_version
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.facts import write_entry
-from k1412_ls.tools.registry import ReadRecord, ToolContext, ToolError
+from k1412_ls.tools.registry import ReadRecord, ToolContext
 
 
 @dataclass(frozen=True)

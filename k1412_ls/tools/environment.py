@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-from k1412_ls.core.redact import Redactor, is_secret_env_name
+from k1412_ls.text.redact import Redactor, is_secret_env_name
 
 # Provider key variables are dropped even if a future name check would miss them.
 PROVIDER_KEY_NAMES: frozenset[str] = frozenset({

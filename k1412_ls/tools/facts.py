@@ -30,9 +30,9 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from k1412_ls.core.evidence.runners import parse_summary
-from k1412_ls.core.numbers import extract_measurements, extract_numbers, measurement_units
-from k1412_ls.core.vocabulary import is_report_path, is_source_path
+from k1412_ls.text.numbers import extract_measurements, extract_numbers, measurement_units
+from k1412_ls.text.runner_summaries import parse_summary
+from k1412_ls.text.vocabulary import is_report_path, is_source_path
 
 EXCERPT_CHARS = 4000
 NUMBER_SCAN_CHARS = 64 * 1024

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from k1412_ls.core.numbers import extract_numbers
+from k1412_ls.text.numbers import extract_numbers
 from k1412_ls.tools.confined import open_confined
 from k1412_ls.tools.documents import (
     MAX_DOCUMENT_BYTES,
@@ -27,10 +27,11 @@ from k1412_ls.tools.documents import (
     refuse_special,
 )
 from k1412_ls.tools.edits import commit_text, load_for_edit, note_read, to_lf
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.facts import NUMBER_SCAN_CHARS, write_entry, write_facts
 from k1412_ls.tools.ignore import Entry, GlobFilter, initial_chain, list_children
 from k1412_ls.tools.locks import write_guard
-from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.textwindow import guess_mime, line_endings_of, stream_window, text_window
 
 MAX_WRITE_BYTES = 2 * 1024 * 1024

@@ -19,10 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from k1412_ls.tools.child_processes import Completed, run_to_end
 from k1412_ls.tools.documents import file_kind, read_fd
 from k1412_ls.tools.environment import scrubbed_env
-from k1412_ls.tools.proc import Completed, run_to_end
-from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.trusted import SAFE_PATH, trusted_program
 
 GIT_TIMEOUT_S = 60.0

@@ -30,7 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from k1412_ls.locations import state_dir
-from k1412_ls.tools.registry import ToolContext, ToolError
+from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.registry import ToolContext
 
 # Longest wait for another process's (or thread's) write in the same workspace.
 LOCK_WAIT_S = 30.0

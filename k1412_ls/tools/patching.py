@@ -18,9 +18,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from k1412_ls.tools.edits import commit_text, load_for_edit, to_lf
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.facts import write_entry, write_facts
 from k1412_ls.tools.locks import write_guard
-from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.textwindow import line_endings_of
 
 CLOSEST_MAX_LINES = 30

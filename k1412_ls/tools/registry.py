@@ -20,15 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from k1412_ls.core.redact import Redactor
+from k1412_ls.text.redact import Redactor
+from k1412_ls.tools.errors import ToolError
 
 if TYPE_CHECKING:
     from k1412_ls.tools.documents import DocumentStore
     from k1412_ls.tools.workspace import Workspace
-
-
-class ToolError(Exception):
-    """A tool failure the model can act on: one sentence saying what to do next."""
 
 
 @dataclass

@@ -53,6 +53,7 @@ from k1412_ls.tools.bubblewrap import (
     network_namespace_problem,
     refusal,
 )
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
 from k1412_ls.tools.mounts import PLACEHOLDERS, MountPlan, inside
 from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES
@@ -67,7 +68,6 @@ from k1412_ls.tools.protected_paths import (
     installation_paths,
     protected_from_file_writes,
 )
-from k1412_ls.tools.registry import ToolError
 from k1412_ls.tools.seccomp import filter_fd, network_off_filter
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from k1412_ls.tools.documents import WRITE_TEMP_GLOB
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.ignore import GlobFilter, walk_files
-from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.trusted import trusted_program
 
 MAX_TEXT_CHARS = 300
@@ -266,7 +267,7 @@ def _ripgrep_confinement(ctx: ToolContext) -> tuple[bool, Confine | None]:
     Without a working sandbox ripgrep does not run at all: the in-process
     search opens every path confined instead.
     """
-    from k1412_ls.tools.commands import run_sandbox
+    from k1412_ls.tools.run_command import run_sandbox
     from k1412_ls.tools.sandbox import bubblewrap, reader_argv
 
     sandbox = run_sandbox(ctx)

@@ -22,9 +22,9 @@ from typing import Any
 
 from k1412_ls.tools.documents import NO_FILE as DISK_NO_FILE
 from k1412_ls.tools.documents import atomic_write_bytes
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.locks import workspace_lock
 from k1412_ls.tools.preimages import NO_FILE, UnsafePath, parent_fd, read_state
-from k1412_ls.tools.registry import ToolError
 from k1412_ls.tools.undo_store import MB, BlobStore, manifest_path, read_json, undo_home, valid_run_id
 
 # What an undo never reaches, said with every result.

@@ -16,9 +16,9 @@ import unicodedata
 from pathlib import Path
 
 from k1412_ls.tools.confined import pin_root, refuse_if_moved
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.mounts import inside
 from k1412_ls.tools.protected_paths import hidden_from_file_tools, protected_from_file_writes
-from k1412_ls.tools.registry import ToolError
 
 MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255

@@ -26,7 +26,7 @@ from k1412_ls.core.evidence.proof import (
     same_path,
     unresolved_failures,
 )
-from k1412_ls.core.vocabulary import extract_targets
+from k1412_ls.text.vocabulary import extract_targets
 
 # Sentences end at . ! ? followed by a space (not inside calc.py), or at 。！？；; and line breaks.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[。！？；;\n]+")

@@ -23,8 +23,8 @@ from k1412_ls.core.evidence.ledger import RunEntry, WriteEntry
 from k1412_ls.core.evidence.outcomes import TestOutcome
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.core.evidence.runner_config import is_pytest_config, narrowing_change
-from k1412_ls.core.evidence.runners import Suite
 from k1412_ls.core.evidence.shadows import shadowed_module
+from k1412_ls.text.runner_summaries import Suite
 
 
 def runs_in_context(writes: list[WriteEntry], runs: list[RunEntry], requirements: Requirements) -> list[RunEntry]:

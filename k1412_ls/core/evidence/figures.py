@@ -12,8 +12,8 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from k1412_ls.core.evidence.proof import Evidence, FileState, Problem, names
-from k1412_ls.core.numbers import measurement_units
-from k1412_ls.core.vocabulary import is_source_path
+from k1412_ls.text.numbers import measurement_units
+from k1412_ls.text.vocabulary import is_source_path
 
 Pool = dict[str, set[str]]
 

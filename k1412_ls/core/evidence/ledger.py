@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from k1412_ls.core.events import Event
-from k1412_ls.core.evidence.commands import CommandShape, command_shape
+from k1412_ls.core.evidence.invocations import CommandShape, command_shape
 from k1412_ls.core.evidence.outcomes import LineOutcome, line_outcome
-from k1412_ls.core.evidence.runners import Tally, parse_summary
+from k1412_ls.text.runner_summaries import Tally, parse_summary
 
 
 def normalize_path(path: str) -> str:

@@ -25,8 +25,8 @@ import posixpath
 from dataclasses import dataclass, replace
 from typing import Any
 
-from k1412_ls.core.evidence.commands import CommandShape, Invocation, classify_argv
-from k1412_ls.core.evidence.runners import COMPILE_ERROR, Suite, Tally
+from k1412_ls.core.evidence.invocations import CommandShape, Invocation, classify_argv
+from k1412_ls.text.runner_summaries import COMPILE_ERROR, Suite, Tally
 
 NO_TESTS_STATUS = 5  # pytest and unittest (3.12+): nothing collected
 PYTHONS = frozenset({"python", "python2", "pypy", "pypy3"})  # versioned names are read as ``python``

@@ -14,8 +14,8 @@ import posixpath
 import re
 from dataclasses import replace
 
-from k1412_ls.core.evidence.runners import Suite, with_addopts
 from k1412_ls.shell import Simple, strip_wrappers
+from k1412_ls.text.runner_summaries import Suite, with_addopts
 
 UNKNOWN_DIR = "<a directory only known when the line runs>"  # ``cd "$D"``, ``env -C "$D"``
 _ENV_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)

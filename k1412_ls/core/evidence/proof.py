@@ -21,7 +21,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from k1412_ls.core.evidence.commands import Invocation, same_work
+from k1412_ls.core.evidence.invocations import Invocation, same_work
 from k1412_ls.core.evidence.ledger import (
     FileState,
     LookEntry,
@@ -33,9 +33,9 @@ from k1412_ls.core.evidence.ledger import (
 )
 from k1412_ls.core.evidence.outcomes import BuildOutcome, TestOutcome
 from k1412_ls.core.evidence.requirements import Requirements
-from k1412_ls.core.evidence.runners import Suite
-from k1412_ls.core.vocabulary import is_report_path
 from k1412_ls.shell import git_subcommand
+from k1412_ls.text.runner_summaries import Suite
+from k1412_ls.text.vocabulary import is_report_path
 
 MAX_LISTED = 3
 

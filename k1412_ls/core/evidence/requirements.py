@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.shadows import probe_shadows
 from k1412_ls.core.intent import classify_intent
-from k1412_ls.core.vocabulary import extract_targets, is_report_path, is_source_path
+from k1412_ls.text.vocabulary import extract_targets, is_report_path, is_source_path
 
 EVIDENCE_KINDS: tuple[str, ...] = ("artifact", "source", "execution", "tests", "build", "commit", "deletion",
                                    "report", "benchmark", "inspection")

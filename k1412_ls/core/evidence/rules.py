@@ -42,9 +42,9 @@ from k1412_ls.core.evidence.proof import (
     unresolved_failures,
     verified,
 )
-from k1412_ls.core.evidence.runners import Suite
-from k1412_ls.core.numbers import extract_measurements, measurement_units
-from k1412_ls.core.vocabulary import is_report_path, is_source_path
+from k1412_ls.text.numbers import extract_measurements, measurement_units
+from k1412_ls.text.runner_summaries import Suite
+from k1412_ls.text.vocabulary import is_report_path, is_source_path
 
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(?:[^\n]*\n){2,}?[^\n]*```|(?:^(?: {4}|\t)\S[^\n]*\n){3,}", re.MULTILINE)
 

@@ -24,9 +24,9 @@ import ast
 import posixpath
 import re
 
-from k1412_ls.core.evidence.commands import classify
-from k1412_ls.core.evidence.runners import HARMLESS_INI
+from k1412_ls.core.evidence.invocations import classify
 from k1412_ls.shell import Simple, parse_line
+from k1412_ls.text.runner_summaries import HARMLESS_INI
 
 PYTEST_CONFIG_FILES = frozenset({"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
                                  "conftest.py"})

@@ -11,7 +11,7 @@ saying what to do instead; its facts are ``{"kind": "guard", "guard": name}``.
 """
 
 from k1412_ls.core.guards.caps import Caps
-from k1412_ls.core.guards.commands import (
+from k1412_ls.core.guards.command_guards import (
     check_command,
     command_text_key,
     find_duplicate_commands,

@@ -37,8 +37,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from k1412_ls.core.evidence.commands import command_shape
-from k1412_ls.core.guards.commands import check_command, command_text_key, cwd_key, is_inspection
+from k1412_ls.core.evidence.invocations import command_shape
+from k1412_ls.core.guards.command_guards import check_command, command_text_key, cwd_key, is_inspection
 from k1412_ls.core.guards.normalize import normalize_path
 from k1412_ls.core.guards.writes import WRITE_TOOLS, body_sha, one_line, patch_paths, write_key, write_refusal
 from k1412_ls.tools.facts import write_entry, write_facts

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from k1412_ls.tools.apply_patch.parser import AddFile, DeleteFile, Section, UpdateChunk, UpdateFile
 from k1412_ls.tools.apply_patch.seek import LineMatcher
-from k1412_ls.tools.registry import ToolError
+from k1412_ls.tools.errors import ToolError
 
 MAX_LISTED_LINES = 20
 MAX_LISTED_CHARS = 2000

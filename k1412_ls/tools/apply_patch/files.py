@@ -18,8 +18,9 @@ from typing import Any
 from k1412_ls.tools.apply_patch.apply import ApplyFailure
 from k1412_ls.tools.apply_patch.parser import AddFile, DeleteFile, Section, UpdateFile
 from k1412_ls.tools.edits import EditBase, commit_text, ensure_not_stale, load_for_edit
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.facts import write_entry
-from k1412_ls.tools.registry import ToolContext, ToolError
+from k1412_ls.tools.registry import ToolContext
 
 EDIT_LABEL = "apply_patch"
 BINARY_SNIFF_BYTES = 8192

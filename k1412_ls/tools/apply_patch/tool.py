@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from k1412_ls.tools.apply_patch.apply import PatchOutcome, apply_sections
 from k1412_ls.tools.apply_patch.files import WorkspacePatchFiles, resolve_paths
 from k1412_ls.tools.apply_patch.parser import PatchParseError, Section, parse_patch
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.facts import write_facts
 from k1412_ls.tools.locks import write_guard
-from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 
 MAX_PATCH_BYTES = 10 * 1024 * 1024
 

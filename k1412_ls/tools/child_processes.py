@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from k1412_ls.tools.capture import HeadTailBuffer
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES, ProcessCap
-from k1412_ls.tools.registry import ToolError
 from k1412_ls.tools.sandbox import RunSandbox, confined_argv
 from k1412_ls.tools.trusted import trusted_program
 

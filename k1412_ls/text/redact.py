@@ -11,7 +11,7 @@ through :class:`Redactor`. It removes, replacing each with ``[REDACTED]``:
    percent-encoding (whole or partial), reversed (``rev``), ROT13, upper or
    lower case, base32, base85/ascii85, uuencode, UTF-16/32, byte tokens (C
    arrays, escapes, HTML entities, decimal and octal bytes; see
-   :mod:`k1412_ls.core.secret_encodings`), pieces of 8+ characters of
+   :mod:`k1412_ls.text.secret_encodings`), pieces of 8+ characters of
    key-like values, and any of these
    split across lines (``fold -w N``, ``base64``'s 76-column wrap, ``xxd -p``)
    with ``\\n`` or ``\\r\\n``, trailing blanks, and indentation or ``> `` quote
@@ -47,8 +47,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from k1412_ls.core.secret_assignments import REDACTED, redact_assignments, url_passwords
-from k1412_ls.core.secret_encodings import (
+from k1412_ls.text.secret_assignments import REDACTED, redact_assignments, url_passwords
+from k1412_ls.text.secret_encodings import (
     DUMP_LINE,
     byte_run_spans,
     cut_lines,

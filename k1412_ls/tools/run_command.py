@@ -11,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from k1412_ls.tools.approval import ApprovalGate
 from k1412_ls.tools.changes import ChangeTracker, RunChanges, change_entries
+from k1412_ls.tools.child_processes import Completed, run_to_end, shell_argv
 from k1412_ls.tools.environment import scrubbed_env
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.facts import exec_facts
 from k1412_ls.tools.observe import (
     close_quietly,
@@ -21,8 +23,7 @@ from k1412_ls.tools.observe import (
     read_records,
     status_file,
 )
-from k1412_ls.tools.proc import Completed, run_to_end, shell_argv
-from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.sandbox import SANDBOXED, RunSandbox, SandboxPolicy
 
 MAX_TIMEOUT_S = 900.0

@@ -17,10 +17,11 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from k1412_ls.core.evidence.runners import parse_summary
-from k1412_ls.core.numbers import extract_numbers, measurement_units
-from k1412_ls.core.redact import Redactor
-from k1412_ls.tools.commands import child_env, confinement_for, resolve_cwd
+from k1412_ls.text.numbers import extract_numbers, measurement_units
+from k1412_ls.text.redact import Redactor
+from k1412_ls.text.runner_summaries import parse_summary
+from k1412_ls.tools.child_processes import ProcessHandle, shell_argv, spawn
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.facts import excerpt
 from k1412_ls.tools.observe import (
     close_quietly,
@@ -30,8 +31,8 @@ from k1412_ls.tools.observe import (
     read_records,
     status_file,
 )
-from k1412_ls.tools.proc import ProcessHandle, shell_argv, spawn
-from k1412_ls.tools.registry import Tool, ToolContext, ToolError, ToolResult
+from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
+from k1412_ls.tools.run_command import child_env, confinement_for, resolve_cwd
 from k1412_ls.tools.sandbox import SANDBOXED, RunSandbox
 
 MAX_WAIT_S = 30.0

@@ -24,7 +24,7 @@ import binascii
 import re
 from collections.abc import Callable
 
-from k1412_ls.core.secret_assignments import REDACTED
+from k1412_ls.text.secret_assignments import REDACTED
 
 # Spans of a decoded run (its bytes as latin-1 text) that give a secret away.
 Finder = Callable[[str], list[tuple[int, int]]]

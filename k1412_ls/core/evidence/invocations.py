@@ -10,7 +10,7 @@ Each simple command of the line (``k1412_ls.shell``) becomes an
   ``git status``, ``--version``): an inspection;
 - ``setup``: installs (``pip install``, ``npm ci``);
 - ``vcs``: changes version control state (``git add``); ``commit``: ``git commit``;
-- ``test``: a test runner, with the :class:`~k1412_ls.core.evidence.runners.Suite` it covers;
+- ``test``: a test runner, with the :class:`~k1412_ls.text.runner_summaries.Suite` it covers;
 - ``build``: a compiler or build tool, with the sources it compiles;
 - ``inline``: a program given inline (``python3 -c``, ``node -e``, a here-document)
   that does more than print;
@@ -38,7 +38,9 @@ from k1412_ls.core.evidence.placement import (
     with_environment,
     without_dir_options,
 )
-from k1412_ls.core.evidence.runners import (
+from k1412_ls.shell import MAX_CACHED_CHARS, Simple, git_subcommand, parse_line, program_name, strip_wrappers
+from k1412_ls.shell.words import wrapper_chdir
+from k1412_ls.text.runner_summaries import (
     LOOKS_LIKE_SUMMARY,
     SCRIPT_TEST_WORDS,
     Suite,
@@ -49,8 +51,6 @@ from k1412_ls.core.evidence.runners import (
     pytest_suite,
     unittest_suite,
 )
-from k1412_ls.shell import MAX_CACHED_CHARS, Simple, git_subcommand, parse_line, program_name, strip_wrappers
-from k1412_ls.shell.words import wrapper_chdir
 
 PRINTERS = frozenset({"echo", "printf", "true", "false", ":", "yes", "print"})
 PROBE_PROGRAMS: frozenset[str] = frozenset({

@@ -2,7 +2,7 @@
 
 Only literal values are redacted: a placeholder (``$VAR``, ``<x>``), an
 expression (``os.environ["X"]``, ``input()``) or a plain code name keeps the
-text readable. Used by :class:`k1412_ls.core.redact.Redactor`.
+text readable. Used by :class:`k1412_ls.text.redact.Redactor`.
 """
 
 from __future__ import annotations
