@@ -156,7 +156,7 @@ def _events_file(value: str | None) -> Path | None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from k1412_ls.assembly import build_runtime
     from k1412_ls.config import load_config
-    from k1412_ls.core.runtime import RunRequest
+    from k1412_ls.core.run_request import RunRequest
     from k1412_ls.terminal_approval import terminal_approver
     from k1412_ls.tools.documents import sweep_write_temps
 

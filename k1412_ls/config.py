@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from k1412_ls.limits import LIMITS
 from k1412_ls.locations import ConfigError, find_config_file, state_dir
 from k1412_ls.pricing import DEEPSEEK_V4_PRO, FREE, Pricing, Rates
-from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES
 
 
 class ProviderSpec(BaseModel):
@@ -126,7 +126,7 @@ class SandboxSpec(BaseModel):
     writable: list[str] = Field(default_factory=list)
     # More paths hidden from commands, on top of the built-in secret directories.
     hidden: list[str] = Field(default_factory=list)
-    max_processes: int = Field(default=DEFAULT_MAX_PROCESSES, ge=16, le=100_000)
+    max_processes: int = Field(default=LIMITS.max_processes, ge=16, le=100_000)
 
 
 class ApprovalRuleSpec(BaseModel):
@@ -291,7 +291,7 @@ def _over_user_confinement(data: dict[str, Any]) -> dict[str, Any]:
         data = {**data, "budget": budget}
     sandbox = {**user_sandbox, **{k: v for k, v in ws_sandbox.items() if k != "hidden"}}
     # A workspace file may lower the process cap, never raise it above the user's (or the default).
-    ws_cap, user_cap = ws_sandbox.get("max_processes"), user_sandbox.get("max_processes", DEFAULT_MAX_PROCESSES)
+    ws_cap, user_cap = ws_sandbox.get("max_processes"), user_sandbox.get("max_processes", LIMITS.max_processes)
     if isinstance(ws_cap, int) and isinstance(user_cap, int) and not isinstance(ws_cap, bool):
         sandbox["max_processes"] = min(ws_cap, user_cap)
     sandbox["hidden"] = _joined(user_sandbox.get("hidden", []), ws_sandbox.get("hidden", []))

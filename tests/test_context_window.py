@@ -19,7 +19,8 @@ from k1412_ls.config import ModelSpec, build_config
 from k1412_ls.core.digest import RUN_DIGEST_HEADER
 from k1412_ls.core.events import read_events
 from k1412_ls.core.model_port import ContextOverflow, ModelReply
-from k1412_ls.core.runtime import RunRequest, Runtime
+from k1412_ls.core.run_request import RunRequest
+from k1412_ls.core.runtime import Runtime
 from k1412_ls.core.window import (
     HIGH_WATER,
     RESULT_SHARE,

@@ -1,4 +1,4 @@
-"""Python syntax guard, retry guards over sequences of calls, and caps."""
+"""Python syntax guard, retry guards over sequences of calls, and the hard limits."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from k1412_ls.core.guards import (
-    Caps,
     GuardState,
     diagnostic_signature,
     is_inspection,
 )
+from k1412_ls.limits import Limits
 from k1412_ls.tools.facts import exec_facts, write_entry, write_facts
 from k1412_ls.tools.registry import ToolResult
 from tests.support.guard_asserts import assert_refusal
@@ -300,7 +300,7 @@ def test_shared_state_is_safe_across_threads() -> None:
 
 
 # ---------------------------------------------------------------------------
-# Caps
+# Limits
 
 @pytest.mark.parametrize("method, args, kwargs, expected", [
     ("output_tokens", (4096,), {}, 4096),
@@ -310,13 +310,6 @@ def test_shared_state_is_safe_across_threads() -> None:
     ("iterations", (30,), {"depth": 1}, 8),
     ("iterations", (5,), {"depth": 2}, 5),
     ("iterations", (10**6,), {}, 1000),
-    ("command_timeout", (None,), {}, 900.0),
-    ("command_timeout", (60,), {}, 60.0),
-    ("command_timeout", (5000,), {}, 900.0),
-    ("command_timeout", (-1,), {}, 900.0),
-    ("command_timeout", (True,), {}, 900.0),
-    ("split_batch", (3,), {}, (3, 0)),
-    ("split_batch", (11,), {}, (8, 3)),
 ])
-def test_caps(method: str, args: tuple[Any, ...], kwargs: dict[str, Any], expected: Any) -> None:
-    assert getattr(Caps(), method)(*args, **kwargs) == expected
+def test_limits(method: str, args: tuple[Any, ...], kwargs: dict[str, Any], expected: Any) -> None:
+    assert getattr(Limits(), method)(*args, **kwargs) == expected

@@ -11,7 +11,8 @@ from typing import Any
 from k1412_ls.catalog import default_registry
 from k1412_ls.config import build_config
 from k1412_ls.core.events import read_events
-from k1412_ls.core.runtime import RunRequest, Runtime
+from k1412_ls.core.run_request import RunRequest
+from k1412_ls.core.runtime import Runtime
 from k1412_ls.state.store import StateStore
 from tests.support.scripted_model import ScriptedChatModel
 
@@ -117,7 +118,7 @@ def test_generation_length_is_capped_whatever_the_config_says(tmp_path: Path, ws
     runtime.config.models["luna"].max_output_tokens = 10_000_000
     result = run(runtime, "hello", ws)
     assert result.status == "completed"
-    assert model.requests[0]["max_output_tokens"] == runtime.caps.max_output_tokens == 131_072
+    assert model.requests[0]["max_output_tokens"] == runtime.limits.max_output_tokens == 131_072
 
 
 def test_routing_is_not_permission(tmp_path: Path, ws: Path) -> None:

@@ -18,10 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from k1412_ls.limits import LIMITS
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 
-SUB_AGENT_MAX_ITERATIONS = 8
+SUB_AGENT_MAX_ITERATIONS = LIMITS.max_subagent_iterations
 DELEGATION_TOOLS = frozenset({"spawn_agent"})
 
 

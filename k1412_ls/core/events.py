@@ -22,7 +22,10 @@ from k1412_ls.text.redact import Redactor
 
 # agent-loop-v5 over v4: test runs are judged in context (shadowed runners, env -C/PYTEST_ADDOPTS, runner config
 # the run changed; find-out requests need the suite they ask about) — docs/evidence.md.
-POLICY = "agent-loop-v5"
+# agent-loop-v6 over v5: every agent is built by one factory (k1412_ls/core/agents.py): the editor's delegate
+# opens with the same sub-agent prompt as a spawn_agent child, and tools are routed by the same intent decision
+# the requirements use (the request without what it forbids).
+POLICY = "agent-loop-v6"
 SCHEDULER = "safe-parallel-v1"
 CONTEXT_POLICY = "recent-visible-v2"
 # What commands may reach: sandbox-v3 is bubblewrap always (or refused), read-only root, network off by default,

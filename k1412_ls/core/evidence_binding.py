@@ -11,6 +11,7 @@ from k1412_ls.core.events import Event, EventBus
 from k1412_ls.core.evidence.gate import CompletionGate, Verdict
 from k1412_ls.core.evidence.ledger import EvidenceLedger
 from k1412_ls.core.evidence.requirements import derive_requirements
+from k1412_ls.core.intent import IntentDecision
 
 
 class BoundGate:
@@ -30,10 +31,11 @@ class BoundGate:
 
     @classmethod
     def for_task(cls, task: str, bus: EventBus, agent_id: str | None = None, max_rejections: int = 2,
-                 workspace: Path | None = None) -> BoundGate:
+                 workspace: Path | None = None, decision: IntentDecision | None = None) -> BoundGate:
         """A gate for ``task``; with ``agent_id`` only that sub-agent's own tool events count.
 
-        With ``workspace``, files the task names are resolved against it (see ``resolve_target``).
+        With ``workspace``, files the task names are resolved against it (see ``resolve_target``);
+        ``decision`` is the task's intent when the caller has classified it already.
         """
         ledger = EvidenceLedger(agent_id=agent_id)
         for event in list(bus.history):
@@ -41,7 +43,7 @@ class BoundGate:
         bus.add_sink(ledger.record)
         resolve = (lambda name: resolve_target(workspace, name)) if workspace is not None else None
         tests = workspace_test_files(workspace) if workspace is not None else None
-        requirements = derive_requirements(task, resolve, test_files=tests)
+        requirements = derive_requirements(task, resolve, test_files=tests, decision=decision)
         return cls(CompletionGate(requirements, max_rejections=max_rejections), ledger, bus)
 
     def check(self, final_message: str) -> Verdict:

@@ -19,19 +19,20 @@ from typing import Any
 
 from k1412_ls.config import ConfigError, K1412Config, ModelSpec
 from k1412_ls.core.agent import AgentLoop, failure_message
+from k1412_ls.core.agents import AgentFactory, child_context
 from k1412_ls.core.context import ContextPolicy
 from k1412_ls.core.cost import Budget, RunMeter
-from k1412_ls.core.delegation import DELEGATION_TOOLS, SUB_AGENT_MAX_ITERATIONS, Delegator, SubAgentOutcome
+from k1412_ls.core.delegation import DELEGATION_TOOLS, Delegator, SubAgentOutcome
 from k1412_ls.core.events import Emitter, EventBus, EventSink, JsonlSink
 from k1412_ls.core.evidence_binding import BoundGate, files_changed
-from k1412_ls.core.guards import Caps, GuardState, find_duplicate_commands, normalize_arguments
+from k1412_ls.core.guards import GuardState
 from k1412_ls.core.model_port import ChatModel
 from k1412_ls.core.outcomes import RunCancelled, RunEnded, RunFailed, RunResult
-from k1412_ls.core.scheduler import Scheduler
-from k1412_ls.core.tool_selection import select_registry
+from k1412_ls.core.run_request import AgentBrief, RunRequest
 from k1412_ls.core.window import ContextBudget, request_chars, schemas_chars
+from k1412_ls.limits import LIMITS, Limits
 from k1412_ls.text.redact import Redactor
-from k1412_ls.tools.approval import AllowStore, ApprovalGate, ApprovalPolicy, Approver, parse_rules
+from k1412_ls.tools.approval import AllowStore, ApprovalGate, ApprovalPolicy, parse_rules
 from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.locks import user_write_lock
@@ -44,32 +45,6 @@ from k1412_ls.tools.undo_store import prune
 from k1412_ls.tools.workspace import Workspace
 
 ModelFactory = Callable[[K1412Config, ModelSpec], ChatModel]
-
-
-@dataclass
-class RunRequest:
-    """What to do, where, as whom, with which model."""
-
-    task: str
-    workspace: Path
-    model: str | None = None
-    user: str = "default"
-    conversation: str | None = None
-    events_file: Path | None = None
-    # Delegated runs from the editor (k1412.delegate) run as a bounded sub-agent.
-    role: str | None = None
-    # The words that decide what the run must prove and which tools are offered, when the task
-    # also quotes material (an editor selection) whose words must not add requirements.
-    intent: str | None = None
-    write: bool = True
-    max_iterations: int | None = None
-    # Asks the user about commands the approval policy will not decide alone (editor prompt, terminal).
-    approver: Approver | None = None
-    # The run's budget; None takes the configuration's [budget].
-    max_cost: float | None = None
-    max_tokens: int | None = None
-    # More experiment ids for every event's meta (``k1412 eval``: experiment and arm).
-    meta: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -88,7 +63,7 @@ class Runtime:
     state: Any = None  # k1412_ls.state.store.StateStore, optional for embedders
     context_policy: ContextPolicy = field(default_factory=ContextPolicy)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(32, "k1412-tool"))
-    caps: Caps = field(default_factory=Caps)  # hard limits, whatever a model or configuration asks for
+    limits: Limits = LIMITS  # hard limits, whatever a model or configuration asks for
     _active: dict[str, _ActiveRun] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -193,15 +168,19 @@ class _Run:
         self.conversation = conversation
         self.workspace = Workspace(request.workspace)
         # Generation length is capped whatever the configuration says.
-        self.spec = spec.model_copy(update={"max_output_tokens": runtime.caps.output_tokens(spec.max_output_tokens)})
-        self.gate = BoundGate.for_task(request.intent or request.task, bus,
-                                       max_rejections=runtime.caps.max_rejections, workspace=self.workspace.root)
+        self.spec = spec.model_copy(update={"max_output_tokens": runtime.limits.output_tokens(spec.max_output_tokens)})
         self.loop: AgentLoop | None = None
         # One budget per run: a window a provider states holds for the root agent and its sub-agents.
         self.budget = ContextBudget(self.spec.context_chars)
-        self.guards = GuardState(workspace_root=str(self.workspace.root))  # shared with sub-agents
         # Tokens, cost and budget of the whole run, root and sub-agents.
         self.meter = RunMeter(spec.pricing, runtime.budget_for(request, spec))
+        # Every agent of the run (root, editor delegate, spawn_agent children) is built by this factory;
+        # the guards are shared with sub-agents.
+        self.agents = AgentFactory(runtime.registry, runtime.executor, runtime.limits, bus, model, self.spec,
+                                   self.budget, self.meter, GuardState(workspace_root=str(self.workspace.root)),
+                                   self.workspace.root)
+        self.briefed = self.agents.brief(request.brief())
+        self.gate: BoundGate = self.briefed.gate
 
     def _context(self, services: dict[str, Any]) -> ToolContext:
         return ToolContext(
@@ -234,29 +213,18 @@ class _Run:
             services["state"] = self.runtime.state
         ctx = self._context(services)
         approval.cancel = ctx.cancel  # a pending question is given up when the run is cancelled
-        guards = self.guards
         try:
             messages = self._build_context()
-            permitted = select_registry(self.runtime.registry, None, write=request.write,
-                                        delegation=request.role is None, sub_agent=request.role is not None)
-            registry = select_registry(permitted, request.intent or request.task)
-            schema_chars = schemas_chars(registry.schemas())
-            self.bus.emit("context.built", {**self._context_payload, "tools": registry.names(),
+            agent = self.agents.build(self.briefed, ctx, self.emit)
+            schema_chars = schemas_chars(agent.offered.schemas())
+            self.bus.emit("context.built", {**self._context_payload, "tools": agent.offered.names(),
                                             "chars": request_chars(messages, schema_chars),
                                             "schema_chars": schema_chars, "budget_chars": self.budget.chars,
                                             "configured_budget_chars": self.budget.configured,
                                             "verification": self.gate.state()})
-            # Routing is not permission: the model is offered `registry`, but may call any tool it is
+            # Routing is not permission: the model is offered `agent.offered`, but may call any tool it is
             # permitted; the gateway enforces what each tool may do.
-            scheduler = Scheduler(permitted, self.runtime.executor, self.emit, guards=guards,
-                                  normalize=normalize_arguments, find_duplicates=find_duplicate_commands,
-                                  unavailable=self._unavailable_reason(request.write, sub_agent=bool(request.role)),
-                                  max_calls=self.runtime.caps.max_calls_per_response)
-            requested = request.max_iterations or (
-                SUB_AGENT_MAX_ITERATIONS if request.role else self.spec.max_iterations)
-            max_iterations = self.runtime.caps.iterations(requested, depth=1 if request.role else 0)
-            self.loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, self.emit, self.gate,
-                                  max_iterations, budget=self.budget, meter=self.meter)
+            self.loop = agent.loop
             await self.loop.run(messages)
             raise RunFailed("The agent loop ended without a verdict.")
         except RunEnded as ended:
@@ -280,21 +248,6 @@ class _Run:
         return SandboxPolicy(network=spec.network, mode=spec.mode, git_writable=spec.git_writable,
                              writable=tuple(spec.writable), hidden=tuple(spec.hidden), max_processes=spec.max_processes)
 
-    def _unavailable_reason(self, write: bool, *, sub_agent: bool) -> Callable[[str], str | None]:
-        full = self.runtime.registry
-
-        def reason(name: str) -> str | None:
-            tool = full.get(name)
-            if tool is None:
-                return None
-            if sub_agent and name in DELEGATION_TOOLS:
-                return f"{name} is not available: sub-agents cannot delegate; do the work with your own tools."
-            if not write and not tool.read_only:
-                return f"{name} is not available: this agent is read-only; report what should change instead."
-            return f"{name} is not available to this agent; use one of the tools you were given."
-
-        return reason
-
     def _build_context(self) -> list[dict[str, Any]]:
         state = self.runtime.state
         memories: list[str] = []
@@ -309,10 +262,8 @@ class _Run:
                     history.append({"role": "user", "content": exchange["task"], **verdict})
                 if exchange["answer"]:
                     history.append({"role": "assistant", "content": exchange["answer"], **verdict})
-        task = self.request.task
-        if self.request.role:
-            task = f"You are a sub-agent with the role: {self.request.role}.\n\n{task}"
-        prepared = self.runtime.context_policy.prepare(history, task, self.budget.chars, memories)
+        prepared = self.runtime.context_policy.prepare(history, self.briefed.brief.opening(), self.budget.chars,
+                                                       memories)
         self._context_payload = {
             "policy": self.runtime.context_policy.name, "messages": len(prepared.messages),
             "dropped": prepared.dropped, "history_kept": prepared.history_kept, "memories": prepared.memories,
@@ -347,28 +298,13 @@ class _Run:
     async def _run_child(self, agent_id: str, role: str, task: str, write: bool,
                          parent: ToolContext) -> SubAgentOutcome:
         emit = Emitter(self.bus, parent.depth + 1, agent_id)
+        briefed = self.agents.brief(AgentBrief(task, role=role, write=write), agent_id)
+        ctx = child_context(parent, agent_id, {k: v for k, v in parent.services.items() if k != "delegation"})
+        agent = self.agents.build(briefed, ctx, emit)
         emit("agent.spawned", {"agent_id": agent_id, "role": role, "task": task, "write": write,
-                               "max_iterations": SUB_AGENT_MAX_ITERATIONS})
-        permitted = select_registry(self.runtime.registry, None, write=write, delegation=False, sub_agent=True)
-        registry = select_registry(permitted, task)
-        ctx = ToolContext(
-            workspace=parent.workspace, documents=parent.documents, user=parent.user, run_id=parent.run_id,
-            conversation=parent.conversation, agent_id=agent_id, depth=parent.depth + 1, redactor=parent.redactor,
-            cancel=parent.cancel, write_lock=parent.write_lock, reads=parent.reads, env=parent.env,
-            services={k: v for k, v in parent.services.items() if k != "delegation"},
-        )
-        gate = BoundGate.for_task(task, self.bus, agent_id, max_rejections=self.runtime.caps.max_rejections,
-                                  workspace=parent.workspace.root)
-        scheduler = Scheduler(permitted, self.runtime.executor, emit, guards=self.guards,
-                              normalize=normalize_arguments, find_duplicates=find_duplicate_commands,
-                              unavailable=self._unavailable_reason(write, sub_agent=True),
-                              max_calls=self.runtime.caps.max_calls_per_response)
-        loop = AgentLoop(self.model, self.spec, registry, scheduler, ctx, emit, gate,
-                         self.runtime.caps.iterations(SUB_AGENT_MAX_ITERATIONS, depth=1), budget=self.budget,
-                         meter=self.meter)
-        messages = self.runtime.context_policy.prepare(
-            [], f"You are a sub-agent with the role: {role}. Do exactly this task and report back:\n\n{task}",
-            self.budget.chars).messages
+                               "max_iterations": agent.max_iterations})
+        loop, gate = agent.loop, briefed.gate
+        messages = self.runtime.context_policy.prepare([], briefed.brief.opening(), self.budget.chars).messages
         try:
             await loop.run(messages)
             ended: RunEnded = RunFailed("The sub-agent ended without a verdict.")

@@ -18,9 +18,10 @@ from typing import Any, Protocol
 
 from k1412_ls.core.events import Emitter
 from k1412_ls.core.model_port import ToolCall
+from k1412_ls.limits import LIMITS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
 
-MAX_CALLS_PER_RESPONSE = 8
+MAX_CALLS_PER_RESPONSE = LIMITS.max_calls_per_response
 CANCEL_GRACE_S = 5.0
 
 

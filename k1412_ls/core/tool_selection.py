@@ -7,19 +7,19 @@ keeps the catalogue small so models choose better.
 from __future__ import annotations
 
 from k1412_ls.core.delegation import DELEGATION_TOOLS
-from k1412_ls.core.intent import classify_intent, select_tool_names
+from k1412_ls.core.intent import IntentDecision, select_tool_names
 from k1412_ls.tools.registry import ToolRegistry
 
 
-def select_registry(full: ToolRegistry, task: str | None, *, write: bool = True, delegation: bool = True,
-                    sub_agent: bool = False) -> ToolRegistry:
-    """The tools for an agent: minus writes for read-only agents, minus delegation; intent-routed for ``task``.
+def select_registry(full: ToolRegistry, intent: IntentDecision | None, *, write: bool = True,
+                    delegation: bool = True, sub_agent: bool = False) -> ToolRegistry:
+    """The tools for an agent: minus writes for read-only agents, minus delegation; routed by ``intent``.
 
-    With ``task`` None nothing is routed away: that is the set the agent is permitted to call.
+    With ``intent`` None nothing is routed away: that is the set the agent is permitted to call.
     """
     names = set(full.names())
-    if task is not None:
-        names = set(select_tool_names(list(full), classify_intent(task).tags))
+    if intent is not None:
+        names = set(select_tool_names(list(full), intent.tags))
     if not write:
         names = {name for name in names if (tool := full.get(name)) is not None and tool.read_only}
     if not delegation or sub_agent:

@@ -120,7 +120,8 @@ def execute_job(job: RunJob) -> JobOutcome:
         try:
             from k1412_ls.catalog import default_registry
             from k1412_ls.config import build_config
-            from k1412_ls.core.runtime import RunRequest, Runtime
+            from k1412_ls.core.run_request import RunRequest
+            from k1412_ls.core.runtime import Runtime
             from k1412_ls.models import build_chat_model
 
             _unpack(job.workspace_tar, workspace)

@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,25 +31,13 @@ from k1412_ls.lsp.tables import describe_sizes, table_sizes
 
 if TYPE_CHECKING:
     from k1412_ls.config import K1412Config
-    from k1412_ls.core.runtime import RunRequest, Runtime
+    from k1412_ls.core.run_request import RunRequest
+    from k1412_ls.core.runtime import Runtime
     from k1412_ls.lsp.editor_store import EditorDocumentStore
     from k1412_ls.lsp.reporting import RunReporter
     from k1412_ls.lsp.settings import Settings
 
 log = logging.getLogger(c.LOGGER_NAME)
-
-
-@dataclass
-class RunSpec:
-    """What the editor asked for, before the runtime exists."""
-
-    task: str
-    model: str | None = None
-    conversation: str | None = None
-    role: str | None = None
-    write: bool = True
-    max_iterations: int | None = None
-    intent: str | None = None
 
 
 class RunService:
@@ -151,15 +139,18 @@ class RunService:
             return "default"
 
     # -- one run ----------------------------------------------------------------------------
-    async def run(self, spec: RunSpec, call: CommandCall | None) -> dict[str, Any]:
-        """Run ``spec`` to its end with progress, events and editor edits; return the result object."""
+    async def run(self, spec: RunRequest, call: CommandCall | None) -> dict[str, Any]:
+        """Run ``spec`` to its end with progress, events and editor edits; return the result object.
+
+        The server fills in what the editor's settings decide: the user, the default model and the
+        approver that asks in the editor.
+        """
         from k1412_ls.core.render import describe_verification
-        from k1412_ls.core.runtime import RunRequest
         from k1412_ls.lsp.approvals import editor_approver
         from k1412_ls.lsp.editor_store import EditOptions, EditorDocumentStore
         from k1412_ls.lsp.reporting import RunReporter, progress_title
 
-        root = self.workspace_root()
+        root = spec.workspace
         loop = asyncio.get_running_loop()
         # Progress shows at once, before the runtime is ready (the first run after start-up may build it).
         token = call.work_done_token if call is not None else None
@@ -192,10 +183,8 @@ class RunService:
         self.closed[run_id] = closed
         store = EditorDocumentStore(self.server, loop, root,
                                     EditOptions(label=f"K1412 {run_id}", confirm=self.settings.confirm_edits), closed)
-        request = RunRequest(task=spec.task, workspace=root, model=spec.model or self.settings.model,
-                             user=self.user(), conversation=spec.conversation, role=spec.role, write=spec.write,
-                             max_iterations=spec.max_iterations, intent=spec.intent,
-                             approver=editor_approver(self.server, loop))
+        request = replace(spec, workspace=root, model=spec.model or self.settings.model, user=self.user(),
+                          approver=editor_approver(self.server, loop))
         task = asyncio.create_task(self._drive(runtime, request, reporter, store, run_id, model))
         cancel_run.append(lambda: loop.call_soon_threadsafe(self._cancel_task, runtime, run_id, task))
         if cancelled_early.is_set():

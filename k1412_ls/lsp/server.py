@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(c.LOGGER_NAME)
 
-DELEGATE_MAX_ITERATIONS = 8
 
 
 class K1412LanguageServer(LanguageServer):
@@ -196,15 +195,17 @@ def code_actions(ls: K1412LanguageServer, params: types.CodeActionParams) -> lis
 # -- commands ----------------------------------------------------------------------------------
 # Command modules (pydantic models, the run service) are imported on first use to keep start-up lean.
 async def run_task(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
+    from k1412_ls.core.run_request import RunRequest
     from k1412_ls.lsp.command_args import RunTaskArgs, parse_args
-    from k1412_ls.lsp.runs import RunSpec
 
     args = parse_args(c.CMD_RUN_TASK, arguments, RunTaskArgs)
-    spec = RunSpec(task=args.task, model=args.model, conversation=args.conversation)
+    spec = RunRequest(task=args.task, workspace=ls.runs.workspace_root(), model=args.model,
+                      conversation=args.conversation)
     return await ls.runs.run(spec, current_command.get())
 
 
 async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
+    from k1412_ls.core.run_request import RunRequest
     from k1412_ls.lsp.command_args import (
         DelegateArgs,
         delegate_instruction,
@@ -212,7 +213,6 @@ async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
         parse_args,
         selection_text,
     )
-    from k1412_ls.lsp.runs import RunSpec
 
     args = parse_args(c.CMD_DELEGATE, arguments, DelegateArgs)
     root = ls.runs.workspace_root()
@@ -230,9 +230,9 @@ async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams("The selection is empty; select the code to delegate and try again.")
     rel = os.path.relpath(real, root)
     # Only the instruction decides what the run must prove, never the words of the selected code.
-    spec = RunSpec(task=delegate_task(args, rel, text, first, last), role="editor" if args.write else "reviewer",
-                   write=args.write, max_iterations=DELEGATE_MAX_ITERATIONS,
-                   intent=f"{delegate_instruction(args)} ({rel})")
+    spec = RunRequest(task=delegate_task(args, rel, text, first, last), workspace=root,
+                      role="editor" if args.write else "reviewer", write=args.write,
+                      intent=f"{delegate_instruction(args)} ({rel})")
     return await ls.runs.run(spec, current_command.get())
 
 

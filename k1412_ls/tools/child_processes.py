@@ -26,9 +26,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from k1412_ls.limits import LIMITS
 from k1412_ls.tools.capture import HeadTailBuffer
 from k1412_ls.tools.errors import ToolError
-from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES, ProcessCap
+from k1412_ls.tools.process_cap import ProcessCap
 from k1412_ls.tools.sandbox import RunSandbox, confined_argv
 from k1412_ls.tools.trusted import trusted_program
 
@@ -248,7 +249,7 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
     label = K1412_HELPER
     release: Callable[[], None] | None = None
     extra_fds: tuple[int, ...] = ()
-    cap = ProcessCap(sandbox.policy.max_processes if sandbox is not None else DEFAULT_MAX_PROCESSES)
+    cap = ProcessCap(sandbox.policy.max_processes if sandbox is not None else LIMITS.max_processes)
     if sandbox is not None:
         confined = confined_argv(full, sandbox, workspace or cwd, cwd, network)
         full, label, release = confined.argv, confined.label, confined.release

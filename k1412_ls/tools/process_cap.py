@@ -23,7 +23,6 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_PROCESSES = 1024
 WATCH_INTERVAL_S = 0.05
 _CGROUP_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/pids"))
 
@@ -212,4 +211,4 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-__all__ = ["DEFAULT_MAX_PROCESSES", "ProcessCap", "cgroup_parent", "descendants"]
+__all__ = ["ProcessCap", "cgroup_parent", "descendants"]

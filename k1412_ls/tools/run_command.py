@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from k1412_ls.limits import LIMITS
 from k1412_ls.tools.approval import ApprovalGate
 from k1412_ls.tools.changes import ChangeTracker, RunChanges, change_entries
 from k1412_ls.tools.child_processes import Completed, run_to_end, shell_argv
@@ -26,7 +27,7 @@ from k1412_ls.tools.observe import (
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.sandbox import SANDBOXED, RunSandbox, SandboxPolicy
 
-MAX_TIMEOUT_S = 900.0
+MAX_TIMEOUT_S = LIMITS.max_command_timeout_s
 POLICY_SERVICE = "sandbox"
 APPROVAL_SERVICE = "approval"
 CHANGES_SERVICE = "changes"
@@ -40,7 +41,7 @@ class RunCommandArgs(BaseModel):
     command: str = Field(min_length=1, description="A bash command line; it runs under `bash -o pipefail -c`.")
     cwd: str | None = Field(default=None, description="Working directory relative to the workspace root.")
     timeout_s: float | None = Field(
-        default=None, gt=0, description="Seconds before the command and all its processes are killed (max 900)."
+        default=None, gt=0, description=f"Seconds before the command and all its processes are killed (max {MAX_TIMEOUT_S:g})."
     )
 
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from k1412_ls.limits import LIMITS
 from k1412_ls.tools.bubblewrap import (
     BASE_FLAGS,
     NETWORK_OFF_FLAGS,
@@ -56,7 +57,6 @@ from k1412_ls.tools.bubblewrap import (
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
 from k1412_ls.tools.mounts import PLACEHOLDERS, MountPlan, inside
-from k1412_ls.tools.process_cap import DEFAULT_MAX_PROCESSES
 from k1412_ls.tools.protected_paths import (
     SECRET_PATHS,
     STARTUP_FILES,
@@ -82,7 +82,7 @@ class SandboxPolicy:
     git_writable: bool = False
     writable: tuple[str, ...] = ()  # extra writable directories (user configuration only)
     hidden: tuple[str, ...] = ()  # extra hidden paths
-    max_processes: int = DEFAULT_MAX_PROCESSES
+    max_processes: int = LIMITS.max_processes
 
 
 # The name earlier versions used; kept for embedders.

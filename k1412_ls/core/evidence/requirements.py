@@ -1,4 +1,4 @@
-"""What proof a request owes (policy ``agent-loop-v5``), derived from the shared vocabulary.
+"""What proof a request owes (policy ``agent-loop-v6``), derived from the shared vocabulary.
 
 Derivation rules, by name (each appears in ``Requirements.rules``); they fail
 closed, so an unfamiliar phrasing owes more, never less:
@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.shadows import probe_shadows
-from k1412_ls.core.intent import classify_intent
+from k1412_ls.core.intent import IntentDecision, classify_intent
 from k1412_ls.text.vocabulary import extract_targets, is_report_path, is_source_path
 
 EVIDENCE_KINDS: tuple[str, ...] = ("artifact", "source", "execution", "tests", "build", "commit", "deletion",
@@ -115,14 +115,18 @@ def _is_input(request: str, name: str, tags: frozenset[str]) -> bool:
 
 def derive_requirements(request: str, resolve: Resolver | None = None,
                         recorded: Mapping[str, object] | None = None,
-                        test_files: tuple[str, ...] | None = None) -> Requirements:
+                        test_files: tuple[str, ...] | None = None,
+                        decision: IntentDecision | None = None) -> Requirements:
     """The evidence ``request`` needs before a run may say ``completed``.
 
     ``resolve`` maps a named file to its workspace path and whether it
     exists (the runtime's workspace lookup); ``recorded`` is what an earlier
-    derivation recorded (replay), which wins over both.
+    derivation recorded (replay), which wins over both. ``decision`` is the
+    request's intent (``classify_intent`` of the request without its
+    prohibitions) when the caller has classified it already.
     """
-    decision = classify_intent(without_prohibitions(request))
+    if decision is None:
+        decision = classify_intent(without_prohibitions(request))
     tags = decision.tags
     kinds: set[str] = set()
     rules: list[str] = []

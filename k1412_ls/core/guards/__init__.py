@@ -4,13 +4,11 @@
 - :class:`GuardState` refuses interactive commands, documents run as programs,
   Python that does not parse and unchanged retries, and skips identical writes;
 - :func:`find_duplicate_commands` lets the scheduler run a repeated command once;
-- :class:`Caps` holds the hard limits.
 
 Every refusal is an ``ok: false`` result whose ``error`` is one sentence
 saying what to do instead; its facts are ``{"kind": "guard", "guard": name}``.
 """
 
-from k1412_ls.core.guards.caps import Caps
 from k1412_ls.core.guards.command_guards import (
     check_command,
     command_text_key,
@@ -23,7 +21,6 @@ from k1412_ls.core.guards.state import GuardState, diagnostic_signature
 from k1412_ls.core.guards.writes import python_syntax_error
 
 __all__ = [
-    "Caps",
     "GuardState",
     "check_command",
     "command_text_key",
