@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from k1412_ls.experiments import GROUP_BY
 from k1412_ls.locations import ConfigError, state_dir
 
 
@@ -23,8 +24,6 @@ def _count(text: str) -> int:
 
 def add_commands(sub: Any) -> None:
     """Add ``stats`` and ``eval`` to the ``k1412`` sub-command parser."""
-    from k1412_ls.experiments.stats import GROUP_BY
-
     stats = sub.add_parser("stats", help="runs, verdicts, tokens, cost and latency over the recorded runs")
     stats.add_argument("--since", metavar="DATE", help="only runs started at or after DATE (2026-11-30, "
                                                         "2026-11-30T14:00 UTC, or an age: 7d, 12h)")

@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from k1412_ls.experiments import GROUP_BY
 from k1412_ls.experiments.run_records import (
     STATUSES,
     UNFINISHED,
@@ -16,7 +17,6 @@ from k1412_ls.experiments.run_records import (
 )
 from k1412_ls.locations import ConfigError
 
-GROUP_BY = ("model", "policy", "experiment", "arm")
 _RELATIVE = re.compile(r"^(\d+)([dhm])$")
 
 
