@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from k1412_ls.core.delegation import TOOLS as DELEGATION_TOOLS
-from k1412_ls.tools import files, git, patching, plan_memory, process_tools, run_command, search
+from k1412_ls.tools import file_tools, git, patching, plan_memory, process_tools, run_command, search
 from k1412_ls.tools.apply_patch import tool as apply_patch_tool
 from k1412_ls.tools.registry import ToolRegistry
 
@@ -11,7 +11,7 @@ from k1412_ls.tools.registry import ToolRegistry
 def default_registry() -> ToolRegistry:
     """Every tool K1412 offers, in a stable order."""
     return ToolRegistry([
-        *files.TOOLS,
+        *file_tools.TOOLS,
         *search.TOOLS,
         *patching.TOOLS,
         *apply_patch_tool.TOOLS,

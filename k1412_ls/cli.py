@@ -16,7 +16,7 @@ from k1412_ls.locations import ConfigError, state_dir
 
 if TYPE_CHECKING:
     from k1412_ls.core.events import Event
-    from k1412_ls.core.outcomes import RunResult
+    from k1412_ls.core.run_outcomes import RunResult
 
 # Heavy modules (pydantic models, the runtime, the SDK) are imported inside the commands
 # that need them, so `k1412 lsp` starts as lean as the server itself.
@@ -289,7 +289,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_undo(args: argparse.Namespace) -> int:
-    from k1412_ls.core.undo import EXIT_UNKNOWN_RUN, UnknownRun, exit_code, undo_on_disk
+    from k1412_ls.core.undo_result import EXIT_UNKNOWN_RUN, UnknownRun, exit_code, undo_on_disk
 
     try:
         result = undo_on_disk(state_dir(), args.run, by="cli")

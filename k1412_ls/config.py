@@ -157,12 +157,6 @@ class UndoSpec(BaseModel):
     max_total_mb: float = Field(default=1024, gt=0, le=1_048_576)  # the whole store; oldest runs go first
     max_age_days: float = Field(default=14, gt=0, le=3650)
 
-    def limits(self) -> Any:
-        from k1412_ls.tools.undo_store import MB, UndoLimits
-
-        return UndoLimits(max_file_bytes=int(self.max_file_mb * MB), max_run_bytes=int(self.max_run_mb * MB),
-                          max_total_bytes=int(self.max_total_mb * MB), max_age_s=self.max_age_days * 86400.0)
-
 
 class K1412Config(BaseModel):
     """The whole configuration tree; every field has a default."""

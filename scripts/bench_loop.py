@@ -25,12 +25,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from k1412_ls.config import build_config
 from k1412_ls.core.agent import AgentLoop
-from k1412_ls.core.context import ContextPolicy
+from k1412_ls.core.context_policy import ContextPolicy
 from k1412_ls.core.events import Emitter, EventBus, JsonlSink
 from k1412_ls.core.evidence_binding import BoundGate
 from k1412_ls.core.guards import GuardState, find_duplicate_commands, normalize_arguments
 from k1412_ls.core.model_port import ModelReply, ToolCall
-from k1412_ls.core.outcomes import RunEnded
+from k1412_ls.core.run_outcomes import RunEnded
 from k1412_ls.core.scheduler import Scheduler
 from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.documents import DiskDocumentStore

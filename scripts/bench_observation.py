@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from k1412_ls.core.evidence.invocations import command_shape
-from k1412_ls.core.evidence.outcomes import line_outcome
+from k1412_ls.core.evidence.line_outcomes import line_outcome
 from k1412_ls.shell import parse_line
 from k1412_ls.text.runner_summaries import parse_summary
 from k1412_ls.tools.changes import ChangeTracker, Snapshot

@@ -31,7 +31,7 @@ import bench_tools  # noqa: E402
 from bench_tools import Row, median, timed  # noqa: E402
 
 from k1412_ls.tools.documents import DiskDocumentStore  # noqa: E402
-from k1412_ls.tools.files import TOOLS as FILE_TOOLS  # noqa: E402
+from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS  # noqa: E402
 from k1412_ls.tools.registry import ToolContext, ToolRegistry  # noqa: E402
 from k1412_ls.tools.workspace import Workspace  # noqa: E402
 

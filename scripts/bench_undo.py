@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from k1412_ls.core.undo import undo_on_disk
+from k1412_ls.core.undo_result import undo_on_disk
 from k1412_ls.tools.preimages import RunJournal
 
 

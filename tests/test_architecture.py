@@ -1,13 +1,96 @@
-"""The layering rules, enforced."""
+"""The layering rules, enforced.
+
+The layers themselves are import-linter contracts in pyproject.toml ([tool.importlinter]; the picture is
+in docs/architecture.md); these tests run them, look for import cycles between modules, and keep the
+rules import-linter cannot say.
+"""
 
 from __future__ import annotations
 
 import ast
+import sys
+from collections import Counter
 from pathlib import Path
 
+import grimp
 import pytest
+from importlinter.cli import lint_imports
 
-PACKAGE = Path(__file__).resolve().parents[1] / "k1412_ls"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "k1412_ls"
+
+
+def test_the_layer_contracts_hold(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Adapters on top, then assembly, core, tools, leaf utilities; nothing imports upwards."""
+    monkeypatch.chdir(ROOT)
+    status = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
+    assert status == 0, capsys.readouterr().out
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    """The positive control: a two-module loop and a three-module loop are reported, a chain is not."""
+    edges = {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"e"}, "e": {"c"}, "f": {"a"}}
+    assert sorted(_cycles(edges)) == [["a", "b"], ["c", "d", "e"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import cycle between modules, counting imports inside functions and under TYPE_CHECKING."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        graph = grimp.build_graph("k1412_ls", cache_dir=None)
+    finally:
+        sys.path.remove(str(ROOT))
+    edges = {module: set(graph.find_modules_directly_imported_by(module)) for module in graph.modules}
+    assert _cycles(edges) == []
+
+
+def test_modules_are_named_once() -> None:
+    """No two modules share a file name in different packages (one name, one role)."""
+    names = Counter(p.name for p in PACKAGE.rglob("*.py") if p.name not in {"__init__.py", "__main__.py"})
+    assert sorted(name for name, count in names.items() if count > 1) == []
 
 
 def imported_roots(path: Path) -> set[str]:

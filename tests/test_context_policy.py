@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from k1412_ls.core.context import HISTORY_SHARE, MEMORY_PREAMBLE, SYSTEM_CONTRACT, ContextPolicy
+from k1412_ls.core.context_policy import HISTORY_SHARE, MEMORY_PREAMBLE, SYSTEM_CONTRACT, ContextPolicy
 from k1412_ls.core.digest import CONVERSATION_DIGEST_HEADER
 
 POLICY = ContextPolicy()

@@ -11,7 +11,7 @@ import pytest
 
 from k1412_ls.tools.documents import DiskDocumentStore, Snapshot
 from k1412_ls.tools.edits import restore_newlines
-from k1412_ls.tools.files import TOOLS as FILE_TOOLS
+from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS
 from k1412_ls.tools.locks import user_write_lock
 from k1412_ls.tools.patching import TOOLS as PATCH_TOOLS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry

@@ -77,7 +77,7 @@ def test_a_repository_made_in_the_run_cannot_be_written_through_a_link_later(ctx
 
 def test_a_bare_repository_in_the_workspace_is_git_internals_for_file_tools(ctx: ToolContext, ws: Path) -> None:
     from k1412_ls.tools.errors import ToolError
-    from k1412_ls.tools.files import WriteFileArgs, write_file
+    from k1412_ls.tools.file_tools import WriteFileArgs, write_file
 
     subprocess.run(["git", "init", "-q", "--bare", str(ws / "mirror.git")], check=True)
     with pytest.raises(ToolError, match=r"inside \.git"):

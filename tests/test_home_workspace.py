@@ -13,7 +13,7 @@ import pytest
 
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.errors import ToolError
-from k1412_ls.tools.files import ReadFileArgs, WriteFileArgs, read_file, write_file
+from k1412_ls.tools.file_tools import ReadFileArgs, WriteFileArgs, read_file, write_file
 from k1412_ls.tools.registry import ToolContext
 from k1412_ls.tools.run_command import RunCommandArgs, run_command
 from k1412_ls.tools.sandbox import bubblewrap

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import files, search
+from k1412_ls.tools import file_tools, search
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.ignore import GlobFilter, list_children
@@ -32,7 +32,7 @@ from k1412_ls.tools.trusted import trusted_program
 from k1412_ls.tools.workspace import Workspace
 
 SECRET = "OUTSIDE-SECRET-7f3a"
-REGISTRY = ToolRegistry(files.TOOLS)
+REGISTRY = ToolRegistry(file_tools.TOOLS)
 
 
 @pytest.fixture
@@ -207,11 +207,11 @@ def test_file_tools_never_write_the_git_dir_a_pointer_file_names(tmp_path: Path)
     (ws / ".gitdir" / "config").write_text("[core]\n")
     (ws / ".git").write_text("gitdir: .gitdir\n")
     ctx = ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws))
-    result = ToolRegistry(files.TOOLS).execute("write_file", {"path": ".gitdir/config", "content": "x\n"}, ctx)
+    result = ToolRegistry(file_tools.TOOLS).execute("write_file", {"path": ".gitdir/config", "content": "x\n"}, ctx)
     assert result.data["ok"] is False and "inside .git" in result.data["error"]
     assert (ws / ".gitdir" / "config").read_text() == "[core]\n"
     # Positive control: without the pointer file the same directory is an ordinary one.
     (ws / ".git").unlink()
-    plain = ToolRegistry(files.TOOLS).execute("write_file", {"path": ".gitdir/config", "content": "x\n"},
+    plain = ToolRegistry(file_tools.TOOLS).execute("write_file", {"path": ".gitdir/config", "content": "x\n"},
                                               ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws)))
     assert plain.data["ok"] is True

@@ -15,7 +15,7 @@ from k1412_ls.config import build_config
 from k1412_ls.core.events import read_events
 from k1412_ls.core.run_request import RunRequest
 from k1412_ls.core.runtime import Runtime
-from k1412_ls.core.undo import UnknownRun, undo_on_disk
+from k1412_ls.core.undo_result import UnknownRun, undo_on_disk
 from k1412_ls.tools.undo_store import prune
 from tests.support.scripted_model import ScriptedChatModel
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.files import ListFilesArgs, list_files
+from k1412_ls.tools.file_tools import ListFilesArgs, list_files
 from k1412_ls.tools.ignore import GlobFilter
 from k1412_ls.tools.registry import ToolContext
 

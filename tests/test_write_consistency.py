@@ -20,7 +20,7 @@ import pytest
 
 from k1412_ls.tools import locks
 from k1412_ls.tools.documents import DiskDocumentStore, Snapshot
-from k1412_ls.tools.files import TOOLS as FILE_TOOLS
+from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS
 from k1412_ls.tools.locks import user_write_lock, write_guard
 from k1412_ls.tools.patching import TOOLS as PATCH_TOOLS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry

@@ -22,7 +22,7 @@ import pytest
 
 from k1412_ls.tools import documents
 from k1412_ls.tools.documents import DiskDocumentStore, is_write_temp, locked_directory, sweep_write_temps
-from k1412_ls.tools.files import TOOLS as FILE_TOOLS
+from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.search import TOOLS as SEARCH_TOOLS
 from tests.support.cli import config_for, k1412

@@ -30,7 +30,7 @@ from k1412_ls.core.model_port import (
     ToolCall,
     Usage,
 )
-from k1412_ls.core.outcomes import RunCompleted, RunFailed, RunUnverified
+from k1412_ls.core.run_outcomes import RunCompleted, RunFailed, RunUnverified
 from k1412_ls.core.scheduler import Scheduler
 from k1412_ls.core.window import ContextBudget, ContextTooSmall, ContextWindow, schemas_chars
 from k1412_ls.tools.registry import ToolContext, ToolRegistry

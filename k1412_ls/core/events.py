@@ -47,7 +47,7 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "run.unverified",
         "run.failed",
         "run.cancelled",
-        # Appended after the run's end by `k1412 undo` / k1412.undoRun (k1412_ls/core/undo.py).
+        # Appended after the run's end by `k1412 undo` / k1412.undoRun (k1412_ls/core/undo_result.py).
         "run.undone",
         "model.requested",
         "model.responded",

@@ -20,14 +20,14 @@ from typing import Any
 from k1412_ls.config import ConfigError, K1412Config, ModelSpec
 from k1412_ls.core.agent import AgentLoop, failure_message
 from k1412_ls.core.agents import AgentFactory, child_context
-from k1412_ls.core.context import ContextPolicy
+from k1412_ls.core.context_policy import ContextPolicy
 from k1412_ls.core.cost import Budget, RunMeter
 from k1412_ls.core.delegation import DELEGATION_TOOLS, Delegator, SubAgentOutcome
 from k1412_ls.core.events import Emitter, EventBus, EventSink, JsonlSink
 from k1412_ls.core.evidence_binding import BoundGate, files_changed
 from k1412_ls.core.guards import GuardState
 from k1412_ls.core.model_port import ChatModel
-from k1412_ls.core.outcomes import RunCancelled, RunEnded, RunFailed, RunResult
+from k1412_ls.core.run_outcomes import RunCancelled, RunEnded, RunFailed, RunResult
 from k1412_ls.core.run_request import AgentBrief, RunRequest
 from k1412_ls.core.window import ContextBudget, request_chars, schemas_chars
 from k1412_ls.limits import LIMITS, Limits
@@ -41,7 +41,7 @@ from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.recording import RecordingDocumentStore
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, hide_from_commands
-from k1412_ls.tools.undo_store import prune
+from k1412_ls.tools.undo_store import UndoLimits, prune
 from k1412_ls.tools.workspace import Workspace
 
 ModelFactory = Callable[[K1412Config, ModelSpec], ChatModel]
@@ -125,7 +125,7 @@ class Runtime:
         if budget:
             bus.meta["budget"] = budget.describe()  # a budget can end a run early: results say so
         # Pre-images of every path the run changes, for `k1412 undo` (k1412_ls/tools/preimages.py).
-        limits = self.config.undo.limits()
+        limits = UndoLimits.from_config(self.config.undo)
         journal = RunJournal(run_id, request.workspace, self.state_dir, limits)
         try:
             prune(self.state_dir, limits)

@@ -245,7 +245,7 @@ def cancel_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
 
 async def undo_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
     from k1412_ls.lsp.command_args import UndoRunArgs, parse_args
-    from k1412_ls.lsp.undo import undo_run as undo
+    from k1412_ls.lsp.undo_run import undo_run as undo
 
     args = parse_args(c.CMD_UNDO_RUN, arguments, UndoRunArgs, optional=True)
     return await undo(ls, ls.runs, args.run_id)

@@ -123,7 +123,7 @@ class StateStore:
     @classmethod
     def open_default(cls) -> StateStore:
         """The store in the configured state directory (``k1412_ls.config.state_dir()``)."""
-        from k1412_ls.config import state_dir
+        from k1412_ls.locations import state_dir
 
         return cls(state_dir() / DB_FILENAME)
 

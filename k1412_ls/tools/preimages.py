@@ -3,7 +3,7 @@
 A :class:`RunJournal` (one per run) keeps, in the state directory, the prior state of each path
 the run changes — by a file tool (through :class:`~k1412_ls.tools.recording.RecordingDocumentStore`)
 or by a command (through the change tracker) — and the path's state right after the run's last
-change to it. ``k1412 undo`` and ``k1412.undoRun`` (:mod:`k1412_ls.tools.undo`) restore the prior
+change to it. ``k1412 undo`` and ``k1412.undoRun`` (:mod:`k1412_ls.tools.undo_on_disk`) restore the prior
 states and refuse paths whose state is no longer the run's.
 
 Layout under ``<state dir>/undo/``:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from k1412_ls.config import UndoSpec
+
 MB = 1024 * 1024
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 # Blobs that no manifest names (baseline copies, refreshed by every run's index) are kept at least this long.
@@ -34,6 +36,12 @@ class UndoLimits:
     max_run_bytes: int = 256 * MB
     max_total_bytes: int = 1024 * MB
     max_age_s: float = 14 * 86400.0
+
+    @classmethod
+    def from_config(cls, spec: UndoSpec) -> UndoLimits:
+        """The limits ``[undo]`` sets (sizes in MB, age in days)."""
+        return cls(max_file_bytes=int(spec.max_file_mb * MB), max_run_bytes=int(spec.max_run_mb * MB),
+                   max_total_bytes=int(spec.max_total_mb * MB), max_age_s=spec.max_age_days * 86400.0)
 
 
 def undo_home(state: Path) -> Path:

@@ -18,7 +18,7 @@ from typing import Any
 
 from k1412_ls.catalog import default_registry
 from k1412_ls.config import build_config
-from k1412_ls.core.outcomes import RunResult
+from k1412_ls.core.run_outcomes import RunResult
 from k1412_ls.core.run_request import RunRequest
 from k1412_ls.core.runtime import Runtime
 from k1412_ls.state.store import StateStore

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.files import TOOLS as FILE_TOOLS
+from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS
 from k1412_ls.tools.patching import TOOLS as PATCH_TOOLS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.search import TOOLS as SEARCH_TOOLS

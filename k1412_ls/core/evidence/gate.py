@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.claims import find_claims
-from k1412_ls.core.evidence.context import runs_in_context
 from k1412_ls.core.evidence.ledger import EvidenceLedger
 from k1412_ls.core.evidence.proof import Evidence, Problem, failure_problems
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.core.evidence.rules import CHECKS
+from k1412_ls.core.evidence.run_context import runs_in_context
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from k1412_ls.core.events import Event
 from k1412_ls.core.evidence.invocations import CommandShape, command_shape
-from k1412_ls.core.evidence.outcomes import LineOutcome, line_outcome
+from k1412_ls.core.evidence.line_outcomes import LineOutcome, line_outcome
 from k1412_ls.text.runner_summaries import Tally, parse_summary
 
 

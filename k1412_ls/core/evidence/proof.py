@@ -31,7 +31,7 @@ from k1412_ls.core.evidence.ledger import (
     same_path,
     written_files,
 )
-from k1412_ls.core.evidence.outcomes import BuildOutcome, TestOutcome
+from k1412_ls.core.evidence.line_outcomes import BuildOutcome, TestOutcome
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.shell import git_subcommand
 from k1412_ls.text.runner_summaries import Suite

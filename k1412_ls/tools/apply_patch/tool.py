@@ -7,8 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from k1412_ls.tools.apply_patch.apply import PatchOutcome, apply_sections
-from k1412_ls.tools.apply_patch.files import WorkspacePatchFiles, resolve_paths
 from k1412_ls.tools.apply_patch.parser import PatchParseError, Section, parse_patch
+from k1412_ls.tools.apply_patch.patch_targets import WorkspacePatchFiles, resolve_paths
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.facts import write_facts
 from k1412_ls.tools.locks import write_guard

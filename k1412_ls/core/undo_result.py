@@ -1,7 +1,7 @@
 """Undo a whole run: the result object both adapters return, and the ``run.undone`` event.
 
 The CLI restores on disk (:func:`undo_on_disk`); the language server first sends the editor one
-inverse ``workspace/applyEdit`` and then restores the disk the same way (``k1412_ls/lsp/undo.py``).
+inverse ``workspace/applyEdit`` and then restores the disk the same way (``k1412_ls/lsp/undo_run.py``).
 Both end in :func:`finish_undo`, which marks the restored paths in the run's manifest (a second
 undo restores nothing and says so) and appends ``run.undone`` to the run's event log.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from k1412_ls.core.events import Event, read_events, utc_timestamp
 from k1412_ls.text.redact import Redactor
-from k1412_ls.tools.undo import NOT_UNDOABLE, UndoPlan, UnknownRun, apply_on_disk, plan_undo
+from k1412_ls.tools.undo_on_disk import NOT_UNDOABLE, UndoPlan, UnknownRun, apply_on_disk, plan_undo
 from k1412_ls.tools.undo_store import manifest_path, write_json
 
 EXIT_ALL_RESTORED = 0

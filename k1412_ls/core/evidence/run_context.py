@@ -20,7 +20,7 @@ import posixpath
 from dataclasses import replace
 
 from k1412_ls.core.evidence.ledger import RunEntry, WriteEntry
-from k1412_ls.core.evidence.outcomes import TestOutcome
+from k1412_ls.core.evidence.line_outcomes import TestOutcome
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.core.evidence.runner_config import is_pytest_config, narrowing_change
 from k1412_ls.core.evidence.shadows import shadowed_module
