@@ -23,7 +23,8 @@ from k1412_ls.tools.workspace import Workspace
 REPO = Path(__file__).resolve().parents[1]
 CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "codex-apply-patch"
 SCENARIO_DIR = CONFORMANCE / "scenarios"
-MISSING = f"Codex conformance fixtures not found at {CONFORMANCE}; check out ../shared next to the repo."
+MISSING = (f"Codex conformance fixtures not found at {CONFORMANCE}; check out the shared conformance fixtures "
+           "(../shared/conformance) next to the repo.")
 SCENARIOS = sorted(p for p in SCENARIO_DIR.iterdir() if p.is_dir()) if SCENARIO_DIR.is_dir() else []
 # Scenarios whose names say the patch must be refused (wholly or after partial success).
 REFUSALS = ("reject", "fails", "requires", "failure")

@@ -12,7 +12,7 @@ export interface ServerCommand {
   args: string[];
 }
 
-/** The `k1412` settings the server reads (SPEC §11). */
+/** The `k1412` settings the server reads (docs/configuration.md, "Editor settings"). */
 export interface K1412Settings {
   model: string;
   configPath: string;

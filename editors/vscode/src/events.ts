@@ -1,5 +1,5 @@
 /**
- * Rendering of `k1412/event` notifications (SPEC §3) as one readable line each.
+ * Rendering of `k1412/event` notifications (docs/events.md) as one readable line each.
  * Pure: no `vscode` import.
  */
 
@@ -17,7 +17,7 @@ export interface K1412Event {
   payload: Record<string, unknown>;
 }
 
-/** What evidence a run needs, has, and still lacks (SPEC §9). */
+/** What evidence a run needs, has, and still lacks (docs/evidence.md). */
 export interface EvidenceState {
   required: string[];
   satisfied: string[];

@@ -1,5 +1,5 @@
 /**
- * The result object of k1412.runTask (SPEC §2) and how its verdict reads to the user.
+ * The result object of k1412.runTask (docs/events.md, "The result object") and how its verdict reads to the user.
  * Pure: no `vscode` import.
  */
 

@@ -44,7 +44,7 @@ local function get_or_create(run_id)
 end
 
 --- Fold one event in (also the entry point for tests and replays).
---- @param event table a SPEC §3 event
+--- @param event table an event (docs/events.md)
 --- @return k1412.Run?
 function M.record(event)
   if type(event) ~= 'table' or type(event.run_id) ~= 'string' or type(event.type) ~= 'string' then
