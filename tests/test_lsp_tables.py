@@ -15,7 +15,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from k1412_ls.lsp.protocol import K1412Protocol
-from k1412_ls.lsp.tables import table_sizes
+from k1412_ls.lsp.pygls_private import table_sizes
 from tests.conftest import write_config
 from tests.support.raw_lsp import RawServer, frame
 from tests.support.scripted_server import ScriptedServer
@@ -84,7 +84,7 @@ async def test_finished_commands_notifications_and_abandoned_requests_leave_no_e
     sizes = table_sizes(server)
     # pygls 2.1.1 keeps 13 futures (each command's inner task, the initialized notification's handler and
     # its inner coroutine, the abandoned request) and 2 result types (the abandoned and the refused request). Another pygls
-    # version may differ: check k1412_ls/lsp/tables.py against it before changing this number.
+    # version may differ: check k1412_ls.lsp.pygls_private.py against it before changing this number.
     assert version("pygls") == "2.1.1"
     assert sizes["requests"] + sizes["result_types"] == kept, sizes
 

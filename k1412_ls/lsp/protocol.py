@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import (
@@ -39,8 +39,17 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import MsgId, RPCRequest
 from pygls.protocol.language_server import lsp_method
 
-from k1412_ls.lsp.tables import ReleasingTables
-from k1412_ls.text.redact import Redactor
+from k1412_ls.lsp.pygls_private import (
+    FilteredResponses,
+    ReleasingTables,
+    initialized,
+    request_future,
+    send_raw,
+    shutting_down,
+)
+
+if TYPE_CHECKING:
+    from k1412_ls.text.redact import Redactor
 
 log = logging.getLogger("k1412.lsp")
 
@@ -104,11 +113,20 @@ def is_notification_method(method: str) -> bool:
     return entry is not None and entry[1] is None
 
 
-class K1412Protocol(ReleasingTables, LanguageServerProtocol):
+class K1412Protocol(ReleasingTables, FilteredResponses, LanguageServerProtocol):
     """pygls' LSP protocol with one reply per request id, sanitized errors and no residue of finished work."""
 
-    redactor = Redactor.from_environment()
+    _redactor: Redactor | None = None
     last_received = 0.0  # monotonic time of the last message from the client (the warm-up waits for quiet)
+
+    @property
+    def redactor(self) -> Redactor:
+        """Built at the first error reply: the redaction patterns (~1.5 MiB) stay out of an idle server."""
+        if K1412Protocol._redactor is None:
+            from k1412_ls.text.redact import Redactor
+
+            K1412Protocol._redactor = Redactor.from_environment()
+        return K1412Protocol._redactor
 
     def receive(self, data: Any) -> None:
         """Handle one parsed JSON body: refuse what is not a single JSON-RPC 2.0 message, run the rest."""
@@ -154,8 +172,8 @@ class K1412Protocol(ReleasingTables, LanguageServerProtocol):
             self._refuse(None, message)
 
     def _refuse(self, msg_id: Any, message: str) -> None:
-        self._send_data({"jsonrpc": self.VERSION, "id": msg_id,
-                         "error": {"code": JsonRpcInvalidRequest.CODE, "message": message}})
+        send_raw(self, {"jsonrpc": self.VERSION, "id": msg_id,
+                        "error": {"code": JsonRpcInvalidRequest.CODE, "message": message}})
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
@@ -167,7 +185,7 @@ class K1412Protocol(ReleasingTables, LanguageServerProtocol):
                 error = JsonRpcInvalidParams(
                     f"Invalid params for {method}; send parameters of the types the LSP specification defines."
                 )
-                self._send_response(data["id"], error=error.to_response_error())
+                self.send_error(data["id"], error.to_response_error())
                 return ANSWERED
             raise exc from None
 
@@ -177,30 +195,28 @@ class K1412Protocol(ReleasingTables, LanguageServerProtocol):
         if isinstance(message, RPCRequest):
             error = self._refusal(message)
             if error is not None:
-                self._send_response(message.id, error=error.to_response_error())
+                self.send_error(message.id, error.to_response_error())
                 return
         super().handle_message(message)
 
     def _refusal(self, message: Any) -> JsonRpcException | None:
         if message.jsonrpc != self.VERSION:
             return JsonRpcInvalidRequest("Only JSON-RPC 2.0 requests are accepted; set \"jsonrpc\": \"2.0\".")
-        if self._shutdown:
+        if shutting_down(self):
             return JsonRpcInvalidRequest("The server is shutting down and accepts no more requests; restart it.")
-        if self._workspace is None and message.method != types.INITIALIZE:
+        if not initialized(self) and message.method != types.INITIALIZE:
             return JsonRpcServerNotInitialized("The server is not initialized yet; send 'initialize' first.")
         return None
 
-    def _send_response(self, msg_id: MsgId, result: Any | None = None,
-                       error: types.ResponseError | None = None) -> None:
-        if error is not None:
-            error = sanitize_error(error, self.redactor)
-        super()._send_response(msg_id, result=result, error=error)
+    def filter_error(self, error: Any) -> Any:
+        """Error replies leave redacted and bounded."""
+        return sanitize_error(error, self.redactor)
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Generator[Any, Any, Any]:
         """Run a command with a :class:`CommandCall` in its context, linked to this request's cancel."""
         call = CommandCall(self.msg_id, params.work_done_token)
-        outer = self._request_futures.get(call.msg_id) if call.msg_id is not None else None
+        outer = request_future(self, call.msg_id)
         if outer is not None:
             outer.add_done_callback(lambda future: _cancelled(future, call))
         # The command coroutine is created inside the delegated generator, in this context.

@@ -27,7 +27,7 @@ from k1412_ls.locations import ConfigError, find_config_file
 from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.heap import trim_heap
 from k1412_ls.lsp.protocol import CommandCall
-from k1412_ls.lsp.tables import describe_sizes, table_sizes
+from k1412_ls.lsp.pygls_private import describe_sizes, table_sizes
 
 if TYPE_CHECKING:
     from k1412_ls.config import K1412Config

@@ -27,6 +27,7 @@ from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.byte_sources import StdioSource, StreamSource
 from k1412_ls.lsp.messages import log_to_client, show
 from k1412_ls.lsp.protocol import K1412Protocol, current_command
+from k1412_ls.lsp.pygls_private import converter
 from k1412_ls.lsp.settings import Settings, parse_settings
 from k1412_ls.lsp.transport import serve_frames
 from k1412_ls.lsp.warmup import start_warm_up
@@ -186,7 +187,7 @@ def code_actions(ls: K1412LanguageServer, params: types.CodeActionParams) -> lis
     rng = params.range
     if rng.start == rng.end:
         return None
-    argument = {"uri": params.text_document.uri, "range": ls.protocol._converter.unstructure(rng)}
+    argument = {"uri": params.text_document.uri, "range": converter(ls.protocol).unstructure(rng)}
     command = types.Command(title=c.CODE_ACTION_DELEGATE_TITLE, command=c.CMD_DELEGATE, arguments=[argument])
     return [types.CodeAction(title=c.CODE_ACTION_DELEGATE_TITLE, kind=types.CodeActionKind.RefactorRewrite,
                              command=command)]

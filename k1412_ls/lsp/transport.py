@@ -36,6 +36,7 @@ from pygls.protocol import JsonRPCProtocol
 
 from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.byte_sources import ByteSource
+from k1412_ls.lsp.pygls_private import send_raw
 
 log = logging.getLogger(c.LOGGER_NAME)
 
@@ -259,7 +260,7 @@ def top_level_id(body: bytes) -> tuple[bool, Any]:
 
 
 def _error(protocol: JsonRPCProtocol, msg_id: Any, code: int, message: str) -> None:
-    protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+    send_raw(protocol, {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
 def _receive(protocol: JsonRPCProtocol, message: Any) -> None:

@@ -65,7 +65,7 @@ async def wait_until_idle(last_received: Any, busy: Any) -> bool:
 async def warm_up(server: Any) -> None:
     """Import the run machinery off the loop, then build the runtime and a model client."""
     from k1412_ls.lsp.heap import trim_heap
-    from k1412_ls.lsp.tables import requests_in_flight
+    from k1412_ls.lsp.pygls_private import requests_in_flight
 
     protocol = server.protocol
     if not await wait_until_idle(lambda: protocol.last_received, lambda: requests_in_flight(protocol) > 0):

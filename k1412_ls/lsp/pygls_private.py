@@ -1,6 +1,14 @@
-"""pygls' bookkeeping tables, and their release when the work they track ends.
+"""Everything K1412 needs from pygls that pygls 2.1.1 offers no public API for, in one place.
 
-Every access to pygls 2.1.1's private tables lives here (pinned by tests/test_lsp_tables.py):
+No other module touches a private attribute of pygls (tests/test_architecture.py checks it);
+tests/test_lsp_tables.py and tests/test_pygls_private.py pin the behaviour of the pygls version
+this was written against, so an upgrade that changes it fails there first.
+
+Accessors (:func:`send_raw`, :func:`request_future`, :func:`converter`, :func:`shutting_down`,
+:func:`initialized`) and two protocol mixins: :class:`ReleasingTables` and
+:class:`FilteredResponses` (every error reply passes :meth:`FilteredResponses.filter_error`).
+
+The bookkeeping tables, and their release when the work they track ends:
 
 - ``JsonRPCProtocol._request_futures``: msg id -> future. A client request's entry is removed
   when its reply is sent, a server request's when its answer arrives. pygls never removes the
@@ -84,6 +92,50 @@ class ReleasingTables(JsonRPCProtocol):
     def _handle_response(self, msg_id: MsgId, result: Any | None = None, error: Any = None) -> None:
         self._result_types.pop(msg_id, None)  # pygls keeps it when the client answered with an error
         super()._handle_response(msg_id, result, error)
+
+
+class FilteredResponses(JsonRPCProtocol):
+    """Every reply pygls sends goes through ``_send_response``; error replies pass :meth:`filter_error` first."""
+
+    def filter_error(self, error: Any) -> Any:
+        """The error as it may leave the server (override: e.g. redaction)."""
+        return error
+
+    def _send_response(self, msg_id: MsgId, result: Any | None = None, error: Any = None) -> None:
+        if error is not None:
+            error = self.filter_error(error)
+        super()._send_response(msg_id, result=result, error=error)
+
+    def send_error(self, msg_id: MsgId, error: Any) -> None:
+        """Answer request ``msg_id`` with ``error`` (a ``ResponseError``), the way pygls answers."""
+        self._send_response(msg_id, error=error)
+
+
+def send_raw(protocol: JsonRPCProtocol, payload: dict[str, Any]) -> None:
+    """Write one JSON-RPC message as it is (for replies to messages pygls could not even structure)."""
+    protocol._send_data(payload)
+
+
+def request_future(protocol: JsonRPCProtocol, msg_id: MsgId | None) -> Future[Any] | None:
+    """The future pygls keeps for request ``msg_id`` (cancelled when the client sends $/cancelRequest)."""
+    if msg_id is None:
+        return None
+    return protocol._request_futures.get(msg_id)
+
+
+def converter(protocol: JsonRPCProtocol) -> Any:
+    """The cattrs converter pygls (un)structures LSP types with."""
+    return protocol._converter
+
+
+def shutting_down(protocol: Any) -> bool:
+    """Whether the client has sent ``shutdown``."""
+    return bool(protocol._shutdown)
+
+
+def initialized(protocol: Any) -> bool:
+    """Whether ``initialize`` has been handled (pygls makes the workspace then)."""
+    return protocol._workspace is not None
 
 
 def requests_in_flight(protocol: JsonRPCProtocol) -> int:
