@@ -78,7 +78,7 @@ def test_palette_commands_do_not_collide_with_server_commands() -> None:
 @pytest.mark.parametrize(
     "setting",
     [constants.SETTING_MODEL, constants.SETTING_CONFIG_PATH, constants.SETTING_USER, constants.SETTING_CONFIRM_EDITS,
-     "server.command"],
+     constants.SETTING_WARM_UP_AT_START, "server.command"],
 )
 def test_vscode_settings_are_declared(setting: str) -> None:
     properties = manifest()["contributes"]["configuration"]["properties"]
@@ -111,7 +111,7 @@ def test_pure_typescript_modules_do_not_import_vscode(module: str) -> None:
 
 def test_extension_uses_the_mirrored_names() -> None:
     source = "\n".join(path.read_text(encoding="utf-8") for path in (VSCODE / "src").glob("*.ts"))
-    for name in ("CMD_RUN_TASK", "CMD_DELEGATE", "CMD_CANCEL_RUN", "NOTIFY_EVENT", "SETTINGS_SECTION"):
+    for name in ("CMD_RUN_TASK", "CMD_DELEGATE", "CMD_CANCEL_RUN", "CMD_PREPARE", "NOTIFY_EVENT", "SETTINGS_SECTION"):
         uses = re.findall(rf"\b{name}\b", source)
         assert len(uses) >= 2, f"{name} is declared but never used"
 

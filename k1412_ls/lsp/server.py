@@ -30,7 +30,7 @@ from k1412_ls.lsp.protocol import K1412Protocol, current_command
 from k1412_ls.lsp.pygls_private import converter
 from k1412_ls.lsp.settings import Settings, parse_settings
 from k1412_ls.lsp.transport import serve_frames
-from k1412_ls.lsp.warmup import start_warm_up
+from k1412_ls.lsp.warmup import WarmUp
 from k1412_ls.lsp.watcher import WorkspaceWatcher
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ class K1412LanguageServer(LanguageServer):
         self.settings = Settings()
         self._runs: RunService | None = None
         self.watcher = WorkspaceWatcher(self._config_changed)
+        self.warm_up = WarmUp(self)
 
     @property
     def runs(self) -> RunService:
@@ -126,7 +127,7 @@ async def on_initialized(ls: K1412LanguageServer, params: types.InitializedParam
         await _pull_settings(ls)
     _restart_watcher(ls)
     await asyncio.get_running_loop().run_in_executor(None, _sweep_write_temps, ls)
-    start_warm_up(ls)  # the first run should not wait for imports; done once the editor is idle
+    ls.warm_up.at_start()  # the first run should not wait for imports: warm at the task prompt (or once idle)
 
 
 async def on_did_change_configuration(ls: K1412LanguageServer, params: types.DidChangeConfigurationParams) -> None:
@@ -252,6 +253,16 @@ async def undo_run(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
     return await undo(ls, ls.runs, args.run_id)
 
 
+def prepare_runs(ls: K1412LanguageServer, *arguments: Any) -> dict[str, bool]:
+    """``k1412.prepare``: the editor shows the task prompt; the run machinery loads while the user types.
+
+    Answered at once (no pydantic here: loading it is the warm-up's work, off the loop).
+    """
+    if len(arguments) > 1 or (arguments and arguments[0] not in ({}, [], None)):  # Lua sends {} as []
+        raise JsonRpcInvalidParams(f"{c.CMD_PREPARE} takes no arguments; send [{{}}] or nothing.")
+    return ls.warm_up.prepare()
+
+
 def list_models(ls: K1412LanguageServer, *arguments: Any) -> list[dict[str, Any]]:
     from k1412_ls.locations import ConfigError
     from k1412_ls.lsp.command_args import ListModelsArgs, parse_args
@@ -277,6 +288,7 @@ def build_server() -> K1412LanguageServer:
     server.command(c.CMD_CANCEL_RUN)(cancel_run)
     server.command(c.CMD_LIST_MODELS)(list_models)
     server.command(c.CMD_UNDO_RUN)(undo_run)
+    server.command(c.CMD_PREPARE)(prepare_runs)
     return server
 
 

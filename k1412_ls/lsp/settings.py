@@ -23,6 +23,7 @@ class Settings:
     config_path: str | None = None
     user: str | None = None
     confirm_edits: bool = False
+    warm_up_at_start: bool = False
 
 
 # setting key -> (dataclass field, accepted type, how to describe it)
@@ -31,6 +32,7 @@ _FIELDS: dict[str, tuple[str, type, str]] = {
     c.SETTING_CONFIG_PATH: ("config_path", str, "a file path string"),
     c.SETTING_USER: ("user", str, "a user name string"),
     c.SETTING_CONFIRM_EDITS: ("confirm_edits", bool, "true or false"),
+    c.SETTING_WARM_UP_AT_START: ("warm_up_at_start", bool, "true or false"),
 }
 
 

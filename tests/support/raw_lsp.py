@@ -37,7 +37,8 @@ def request(msg_id: str | int, method: str = "workspace/executeCommand", params:
 class RawServer:
     """The server process, its framed replies (parsed on a thread) and its stderr log."""
 
-    def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path, env: dict[str, str] | None = None,
+                 init_options: dict[str, Any] | None = None) -> None:
         self.proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
         self.replies: list[dict[str, Any]] = []
@@ -45,8 +46,10 @@ class RawServer:
         self._lock = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._read_log, daemon=True).start()
-        self.send(frame(request(0, "initialize", {"processId": None, "rootUri": root.as_uri(),
-                                                  "capabilities": {}})))
+        params: dict[str, Any] = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
+        if init_options is not None:
+            params["initializationOptions"] = init_options
+        self.send(frame(request(0, "initialize", params)))
         self.wait_for(0)
         self.send(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
 

@@ -10,7 +10,9 @@ export const CMD_DELEGATE = 'k1412.delegate';
 export const CMD_CANCEL_RUN = 'k1412.cancelRun';
 export const CMD_LIST_MODELS = 'k1412.listModels';
 export const CMD_UNDO_RUN = 'k1412.undoRun';
-export const COMMANDS = [CMD_RUN_TASK, CMD_DELEGATE, CMD_CANCEL_RUN, CMD_LIST_MODELS, CMD_UNDO_RUN] as const;
+/** Sent when a task prompt opens: the server loads the run machinery while the user types. */
+export const CMD_PREPARE = 'k1412.prepare';
+export const COMMANDS = [CMD_RUN_TASK, CMD_DELEGATE, CMD_CANCEL_RUN, CMD_LIST_MODELS, CMD_UNDO_RUN, CMD_PREPARE] as const;
 
 export const NOTIFY_EVENT = 'k1412/event';
 
@@ -24,6 +26,7 @@ export const SETTING_MODEL = 'model';
 export const SETTING_CONFIG_PATH = 'configPath';
 export const SETTING_USER = 'user';
 export const SETTING_CONFIRM_EDITS = 'confirmEdits';
+export const SETTING_WARM_UP_AT_START = 'warmUpAtStart';
 
 /**
  * Palette command ids. The language client registers every server command id

@@ -10,6 +10,8 @@ M.CMD_DELEGATE = 'k1412.delegate'
 M.CMD_CANCEL_RUN = 'k1412.cancelRun'
 M.CMD_LIST_MODELS = 'k1412.listModels'
 M.CMD_UNDO_RUN = 'k1412.undoRun'
+-- Sent when a task prompt opens: the server loads the run machinery while the user types.
+M.CMD_PREPARE = 'k1412.prepare'
 
 M.NOTIFY_EVENT = 'k1412/event'
 
@@ -23,6 +25,7 @@ M.SETTING_MODEL = 'model'
 M.SETTING_CONFIG_PATH = 'configPath'
 M.SETTING_USER = 'user'
 M.SETTING_CONFIRM_EDITS = 'confirmEdits'
+M.SETTING_WARM_UP_AT_START = 'warmUpAtStart'
 
 M.DEFAULT_CMD = { 'k1412', 'lsp' }
 M.ROOT_MARKERS = { '.k1412', '.git' }
