@@ -98,11 +98,13 @@ _ULIMIT_FLAGS = {
 }
 
 
-def _launcher(argv: list[str], cgroup_procs: str | None) -> tuple[list[str], Callable[[], None] | None]:
+def _launcher(argv: list[str], cgroup_file: str | None) -> tuple[list[str], Callable[[], None] | None]:
     """``argv`` started by one trusted ``/bin/sh`` that enters the cgroup, sets the limits and execs it.
 
     One small exec instead of a chain of helpers; without a trusted ``sh`` the
-    limits are set in ``preexec_fn`` (and there is no cgroup to enter).
+    limits are set in ``preexec_fn`` (and there is no cgroup to enter). The
+    shell moves itself (``0``) through ``cgroup_file`` (``ProcessCap.prepare``);
+    when that write fails, nothing after it runs.
     """
     limits = _limits()
     sh = trusted_program("sh")
@@ -113,7 +115,7 @@ def _launcher(argv: list[str], cgroup_procs: str | None) -> tuple[list[str], Cal
 
         return argv, apply
     dash = os.path.basename(os.path.realpath(sh)) == "dash"
-    steps = ['echo $$ > "$0"'] if cgroup_procs else []
+    steps = ['echo 0 > "$0"'] if cgroup_file else []
     for which, value in limits.items():
         flag, unit = _ULIMIT_FLAGS[which]
         if which == resource.RLIMIT_NPROC and not dash:
@@ -122,7 +124,7 @@ def _launcher(argv: list[str], cgroup_procs: str | None) -> tuple[list[str], Cal
             unit = 1024
         steps.append(f"ulimit {flag} {value // unit}")
     steps.append('exec "$@"')
-    return [sh, "-c", " && ".join(steps), cgroup_procs or "k1412-launcher", *argv], None
+    return [sh, "-c", " && ".join(steps), cgroup_file or "k1412-launcher", *argv], None
 
 
 class ProcessHandle:

@@ -3,8 +3,8 @@
 ``RLIMIT_NPROC`` is ignored for root, and a fork bomb run as root would take
 the machine. So each command gets a pids cgroup of its own when the machine
 lets K1412 make one (cgroup v2, or the v1 ``pids`` hierarchy), entered by the
-command's trusted ``/bin/sh`` launcher before it execs the sandbox, so that no
-child is born outside it. When no cgroup can be made, a watchdog counts the command's
+command's trusted ``/bin/sh`` launcher itself (it writes ``0``, "myself") before
+it execs the sandbox, so that no child is born outside it. When no cgroup can be made, a watchdog counts the command's
 descendants every :data:`WATCH_INTERVAL_S` and kills the whole tree once it
 passes the cap. The cgroup also finds every survivor when the command ends.
 """
@@ -83,7 +83,15 @@ class ProcessCap:
     tripped: bool = False
 
     def prepare(self) -> str | None:
-        """Make the command's pids cgroup; the ``cgroup.procs`` file its launcher writes its pid to, or None."""
+        """Make the command's pids cgroup; the file its launcher writes ``0`` ("myself") to, or None.
+
+        On the v1 hierarchy that is ``tasks``: a thread moving *itself* through
+        ``tasks`` is the one migration the kernel makes without taking its global
+        ``cgroup_threadgroup_rwsem`` for writing, which waits out an RCU grace
+        period (10-15 ms a command here). The launcher is one single-threaded
+        ``sh``, so moving its thread moves all of it, and everything it starts is
+        born inside. On cgroup v2 (no ``tasks`` file) it is ``cgroup.procs``.
+        """
         parent = cgroup_parent()
         if parent is None:
             return None
@@ -96,7 +104,8 @@ class ProcessCap:
             self._remove(group)
             return None
         self.group = group
-        return str(group / "cgroup.procs")
+        tasks = group / "tasks"
+        return str(tasks if tasks.is_file() else group / "cgroup.procs")
 
     def abandon(self) -> None:
         """Give up the cgroup before anything entered it (the watchdog takes over)."""
