@@ -1,6 +1,7 @@
 """Assemble the runtime the adapters share: configuration + catalogue + model factory + state store.
 
-Lives outside ``core`` because it wires in the openai-backed model factory.
+Lives outside ``core`` because it wires in the openai-backed model factory. The CLI, the language
+server and the experiment workers all build their runtime here.
 """
 
 from __future__ import annotations
@@ -8,17 +9,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from k1412_ls.config import K1412Config
     from k1412_ls.core.runtime import Runtime
 
 
-def build_runtime(config: K1412Config) -> Runtime:
-    """The runtime for ``config``, with its state in the state directory (StateError if unusable)."""
+def build_runtime(config: K1412Config, *, home: Path | None = None, state_store: bool = True) -> Runtime:
+    """The runtime for ``config``, with its state in ``home`` (default: the state directory).
+
+    ``state_store=False`` leaves out the store of memories, plans and conversations (an experiment's
+    runs must not remember each other). StateError if the store is unusable.
+    """
     from k1412_ls.catalog import default_registry
     from k1412_ls.core.runtime import Runtime
     from k1412_ls.locations import state_dir
     from k1412_ls.models import build_chat_model
     from k1412_ls.state.store import StateStore
 
-    home = state_dir()
-    return Runtime(config, build_chat_model, home, default_registry(), StateStore(home / "k1412.sqlite3"))
+    home = state_dir() if home is None else home
+    store = StateStore(home / "k1412.sqlite3") if state_store else None
+    return Runtime(config, build_chat_model, home, default_registry(), store)

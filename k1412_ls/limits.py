@@ -27,6 +27,10 @@ class Limits:
     max_command_timeout_s: float = 900.0
     # Processes a command may have at once (the default of [sandbox] max_processes).
     max_processes: int = 1024
+    # Background processes (process_start) of one run running at once.
+    max_background_processes: int = 16
+    # Seconds one process_poll may wait for its process to exit.
+    max_process_wait_s: float = 30.0
 
     def output_tokens(self, requested: int) -> int:
         """Tokens one model reply may generate."""

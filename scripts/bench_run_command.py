@@ -23,6 +23,7 @@ from typing import Any
 
 from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.ports import RunServices
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.run_command import TOOLS
 from k1412_ls.tools.sandbox import RunSandbox, bubblewrap, confined_argv
@@ -42,7 +43,7 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
         sandbox = RunSandbox()
         changes = RunChanges(ws)
         ctx = ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws),
-                          services={"sandbox": sandbox, "changes": changes})
+                          services=RunServices(sandbox=sandbox, changes=changes))
         registry.execute("run_command", {"command": "true"}, ctx)  # warm-up: sandbox probe, imports
         confined = confined_argv(["bash", "-c", "true"], sandbox, ws, ws)
         boxed, env = confined.argv, confined.env

@@ -28,6 +28,7 @@ from k1412_ls.tools.approval import (
 from k1412_ls.tools.command_reading import command_words, generalized_prefix
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.ports import RunServices, required
 from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox import SandboxPolicy, bubblewrap
@@ -271,7 +272,7 @@ def repo(tmp_path: Path) -> Path:
 
 def _ctx(ws: Path, approvals: ApprovalGate) -> ToolContext:
     return ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(), run_id="r-approval",
-                       services={"processes": ProcessTable(), "approval": approvals})
+                       services=RunServices(processes=ProcessTable(), approval=approvals))
 
 
 COMMIT = "git -c user.name=k -c user.email=k@k commit -q --allow-empty -m agent && echo committed"
@@ -358,7 +359,7 @@ def test_process_start_asks_too(repo: Path) -> None:
     ctx = _ctx(repo, approvals)
     result = REGISTRY.execute("process_start", {"command": "npm install"}, ctx)
     assert result.data["ok"] is False and len(asker.asked) == 1
-    assert ctx.services["processes"].ids() == []
+    assert required(ctx.services.processes, "processes").ids() == []
 
 
 @needs_sandbox

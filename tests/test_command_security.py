@@ -24,6 +24,7 @@ from k1412_ls.tools import process_tools, run_command
 from k1412_ls.tools.child_processes import run_to_end, shell_argv
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.environment import scrubbed_env
+from k1412_ls.tools.ports import RunServices, required
 from k1412_ls.tools.process_cap import cgroup_parent
 from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
@@ -47,7 +48,7 @@ def ctx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolContext
     ws.mkdir()
     table = ProcessTable()
     yield ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(), run_id="r-sec",
-                      services={"processes": table})
+                      services=RunServices(processes=table))
     table.kill_all()
 
 
@@ -149,7 +150,7 @@ def test_background_process_group_is_killed(ctx: ToolContext, how: str) -> None:
     if how == "process_cancel":
         assert call(ctx, "process_cancel", process_id=pid).data["status"] == "killed"
     else:
-        assert ctx.services["processes"].kill_all() == [pid]
+        assert required(ctx.services.processes, "processes").kill_all() == [pid]
     assert_no_survivors(mark)
 
 
@@ -327,7 +328,7 @@ class _AuthRequired(http.server.BaseHTTPRequestHandler):
 
 
 def test_git_clone_does_not_wait_for_credentials(ctx: ToolContext) -> None:
-    ctx.services["sandbox"] = SandboxPolicy(network=True)  # the user allowed the network
+    ctx.services.sandbox = SandboxPolicy(network=True)  # the user allowed the network
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AuthRequired)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:

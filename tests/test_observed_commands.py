@@ -14,7 +14,7 @@ import pytest
 
 from k1412_ls.tools.changes import ChangeTracker, RunChanges
 from k1412_ls.tools.registry import ToolContext
-from k1412_ls.tools.run_command import CHANGES_SERVICE, RunCommandArgs, run_command
+from k1412_ls.tools.run_command import RunCommandArgs, run_command
 
 FAILING = {"calc.py": "def add(a, b):\n    return a - b\n",
            "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}
@@ -122,13 +122,13 @@ def test_tracker_reports_only_what_the_command_changed(ws: Path, live: bool) -> 
 
 
 def test_run_level_tracker_keeps_state_between_commands(ctx: ToolContext, ws: Path) -> None:
-    ctx.services[CHANGES_SERVICE] = RunChanges(ws)
+    changes = ctx.services.changes = RunChanges(ws)
     try:
         first = run(ctx, "echo one > f.txt")
         second = run(ctx, "echo two >> f.txt && rm -f nothing.txt")
         third = run(ctx, "cat f.txt")
     finally:
-        ctx.services[CHANGES_SERVICE].close()
+        changes.close()
     assert [(c["path"], c["action"]) for c in first["changes"]] == [("f.txt", "create")]
     assert [(c["path"], c["action"]) for c in second["changes"]] == [("f.txt", "update")]
     assert third["changes"] == []

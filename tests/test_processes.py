@@ -11,6 +11,7 @@ import pytest
 
 from k1412_ls.tools import process_tools
 from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.ports import RunServices, required
 from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
 from k1412_ls.tools.workspace import Workspace
@@ -24,7 +25,7 @@ def ctx(tmp_path: Path) -> Iterator[ToolContext]:
     ws.mkdir()
     table = ProcessTable()
     context = ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(), run_id="r-proc",
-                          services={"processes": table})
+                          services=RunServices(processes=table))
     yield context
     table.kill_all()
 
@@ -171,7 +172,7 @@ def test_run_cancel_interrupts_a_waiting_poll(ctx: ToolContext) -> None:
 
 def test_kill_all_stops_everything_and_closes_the_table(ctx: ToolContext) -> None:
     ids = [start(ctx, "sleep 60") for _ in range(3)]
-    table: ProcessTable = ctx.services["processes"]
+    table = required(ctx.services.processes, "processes")
     assert sorted(table.kill_all()) == ids
     for pid in ids:
         assert call(ctx, "process_poll", process_id=pid).data["status"] == "killed"
@@ -181,13 +182,13 @@ def test_kill_all_stops_everything_and_closes_the_table(ctx: ToolContext) -> Non
 
 
 def test_running_process_limit(ctx: ToolContext) -> None:
-    ctx.services["processes"] = ProcessTable(max_running=2)
+    table = ctx.services.processes = ProcessTable(max_running=2)
     start(ctx, "sleep 60")
     start(ctx, "sleep 60")
     refused = call(ctx, "process_start", command="sleep 60")
     assert refused.data["ok"] is False
     assert "process_cancel" in refused.data["error"]
-    assert ctx.services["processes"].kill_all() == ["p1", "p2"]
+    assert table.kill_all() == ["p1", "p2"]
 
 
 def test_cwd_outside_workspace_is_refused(ctx: ToolContext) -> None:
@@ -252,7 +253,7 @@ def test_kill_all_handles_processes_that_ignore_sigterm(ctx: ToolContext) -> Non
     ids = [start(ctx, "trap '' TERM; echo armed; sleep 60") for _ in range(3)]
     for pid in ids:
         poll_until(ctx, pid, "armed")
-    table: ProcessTable = ctx.services["processes"]
+    table = required(ctx.services.processes, "processes")
     started = time.monotonic()
     assert table.kill_all() == ids
     assert time.monotonic() - started < 15

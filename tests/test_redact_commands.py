@@ -25,6 +25,7 @@ import pytest
 from k1412_ls.text.redact import REDACTED, Redactor
 from k1412_ls.tools import process_tools, run_command
 from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.ports import RunServices
 from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.workspace import Workspace
@@ -71,7 +72,7 @@ def ctx(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolContex
     # Built the way core/runtime.py builds the run's redactor.
     redactor = Redactor.from_environment(extra_names=[KEY_ENV])
     yield ToolContext(workspace=Workspace(workspace), documents=DiskDocumentStore(), run_id="r-redact",
-                      services={"processes": table}, redactor=redactor)
+                      services=RunServices(processes=table), redactor=redactor)
     table.kill_all()
 
 

@@ -13,6 +13,7 @@ from k1412_ls.state.store import StateStore
 from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.plan_memory import TOOLS
+from k1412_ls.tools.ports import RunServices
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
 from k1412_ls.tools.workspace import Workspace
 
@@ -32,10 +33,9 @@ def context(tmp_path: Path, store: StateStore | None, user: str = "alice", conve
             run_id: str = "run-1") -> ToolContext:
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
-    services: dict[str, Any] = {"state": store} if store is not None else {}
     return ToolContext(
         workspace=Workspace(workspace), documents=DiskDocumentStore(), user=user, run_id=run_id,
-        conversation=conversation, services=services,
+        conversation=conversation, services=RunServices(state=store),
     )
 
 

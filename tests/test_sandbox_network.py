@@ -21,6 +21,7 @@ import pytest
 from k1412_ls.config import ConfigError, load_config
 from k1412_ls.tools import process_tools, run_command
 from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.ports import RunServices
 from k1412_ls.tools.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
 from k1412_ls.tools.sandbox import (
@@ -89,11 +90,8 @@ def make_ctx(tmp_path: Path, policy: SandboxPolicy | None) -> tuple[ToolContext,
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     table = ProcessTable()
-    services: dict[str, object] = {"processes": table}
-    if policy is not None:
-        services["sandbox"] = policy
     return ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(), run_id="r-net",
-                       services=services), table
+                       services=RunServices(processes=table, sandbox=policy)), table
 
 
 @pytest.fixture
@@ -184,7 +182,7 @@ def test_background_process_is_off_the_network_too(offline: ToolContext, server:
 
 def test_a_misconfigured_policy_refuses_to_run(tmp_path: Path) -> None:
     ctx, table = make_ctx(tmp_path, None)
-    ctx.services["sandbox"] = {"network": False}
+    ctx.services.sandbox = {"network": False}  # type: ignore[assignment]  # an embedder's mistake
     try:
         result = call(ctx, "run_command", command="touch ran")
     finally:

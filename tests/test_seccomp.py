@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.ports import RunServices
 from k1412_ls.tools.registry import ToolContext
 from k1412_ls.tools.run_command import RunCommandArgs, run_command
 from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, bubblewrap, network_namespace_problem
@@ -38,7 +39,7 @@ POLL = ("python3 -c \"import socket, time, os\n"
 
 def context(ws: Path, network: bool) -> ToolContext:
     return ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws), run_id="r-seccomp",
-                       services={"sandbox": RunSandbox(SandboxPolicy(network=network))})
+                       services=RunServices(sandbox=RunSandbox(SandboxPolicy(network=network))))
 
 
 def late_listener(ws: Path, hits: list[bytes]) -> threading.Thread:

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from k1412_ls.config import ModelSpec
 from k1412_ls.core.agent import AgentLoop
@@ -30,6 +29,7 @@ from k1412_ls.core.scheduler import Scheduler
 from k1412_ls.core.tool_selection import select_registry
 from k1412_ls.core.window import ContextBudget
 from k1412_ls.limits import Limits
+from k1412_ls.tools.ports import RunServices
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 
 
@@ -109,7 +109,7 @@ class AgentFactory:
         return reason
 
 
-def child_context(parent: ToolContext, agent_id: str, services: dict[str, Any]) -> ToolContext:
+def child_context(parent: ToolContext, agent_id: str, services: RunServices) -> ToolContext:
     """A sub-agent's tool context: its parent's workspace, documents, user, reads and cancel, one level deeper."""
     return ToolContext(
         workspace=parent.workspace, documents=parent.documents, user=parent.user, run_id=parent.run_id,

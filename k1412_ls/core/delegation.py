@@ -1,8 +1,10 @@
 """Delegation: ``spawn_agent`` runs a bounded sub-agent in-process.
 
-A sub-agent gets a role and an exact task, at most 8 iterations, no
-delegation tool, and read-only tools unless ``write`` is true. Its events
-join the root stream with ``depth`` + 1 and its own ``agent_id``.
+A sub-agent gets a role and an exact task, at most
+``Limits.max_subagent_iterations`` iterations, no delegation tool, and
+read-only tools unless ``write`` is true. Its events join the root stream with
+``depth`` + 1 and its own ``agent_id``. :class:`Delegator` satisfies the
+``Delegator`` port of :mod:`k1412_ls.tools.ports` (``ctx.services.delegation``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from k1412_ls.limits import LIMITS
 from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.ports import SubAgentOutcome, required
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 
 SUB_AGENT_MAX_ITERATIONS = LIMITS.max_subagent_iterations
@@ -32,14 +35,6 @@ class SpawnAgentArgs(BaseModel):
     role: str = Field(min_length=1, max_length=200, description="Who the sub-agent is, e.g. 'reviewer'.")
     task: str = Field(min_length=1, max_length=20_000, description="The exact, self-contained task.")
     write: bool = Field(default=False, description="Allow the sub-agent to change files (default read-only).")
-
-
-@dataclass
-class SubAgentOutcome:
-    agent_id: str
-    status: str
-    message: str
-    iterations: int
 
 
 ChildRunner = Callable[[str, str, str, bool, ToolContext], Awaitable[SubAgentOutcome]]
@@ -86,7 +81,7 @@ class Delegator:
 
 
 def _spawn_agent(args: SpawnAgentArgs, ctx: ToolContext) -> ToolResult:
-    delegator: Delegator = ctx.service("delegation")
+    delegator = required(ctx.services.delegation, "delegation")
     outcome = delegator.spawn(args.role, args.task, args.write, ctx)
     facts: dict[str, Any] = {"kind": "delegate", "agent_id": outcome.agent_id, "status": outcome.status}
     fields = {"agent_id": outcome.agent_id, "status": outcome.status, "answer": outcome.message,
@@ -107,7 +102,8 @@ def _spawn_parallel_safe(arguments: dict[str, Any]) -> bool:
 SPAWN_AGENT = Tool(
     name="spawn_agent",
     description=(
-        "Delegate a bounded, self-contained task to a sub-agent with a role. It has at most 8 iterations, "
+        "Delegate a bounded, self-contained task to a sub-agent with a role. It has at most "
+        f"{SUB_AGENT_MAX_ITERATIONS} iterations, "
         "cannot delegate further, and is read-only unless write is true. Returns its final answer and status."
     ),
     args_model=SpawnAgentArgs,

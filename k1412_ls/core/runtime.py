@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from k1412_ls.config import ConfigError, K1412Config, ModelSpec
 from k1412_ls.core.agent import AgentLoop, failure_message
 from k1412_ls.core.agents import AgentFactory, child_context
 from k1412_ls.core.context_policy import ContextPolicy
 from k1412_ls.core.cost import Budget, RunMeter
-from k1412_ls.core.delegation import DELEGATION_TOOLS, Delegator, SubAgentOutcome
+from k1412_ls.core.delegation import DELEGATION_TOOLS, Delegator
 from k1412_ls.core.events import Emitter, EventBus, EventSink, JsonlSink
 from k1412_ls.core.evidence_binding import BoundGate, files_changed
 from k1412_ls.core.guards import GuardState
@@ -36,13 +36,17 @@ from k1412_ls.tools.approval import AllowStore, ApprovalGate, ApprovalPolicy, pa
 from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.locks import user_write_lock
+from k1412_ls.tools.ports import RunServices, SubAgentOutcome
 from k1412_ls.tools.preimages import RunJournal
-from k1412_ls.tools.process_tools import ProcessTable
+from k1412_ls.tools.process_table import ProcessTable
 from k1412_ls.tools.recording import RecordingDocumentStore
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, hide_from_commands
 from k1412_ls.tools.undo_store import UndoLimits, prune
 from k1412_ls.tools.workspace import Workspace
+
+if TYPE_CHECKING:
+    from k1412_ls.state.store import StateStore
 
 ModelFactory = Callable[[K1412Config, ModelSpec], ChatModel]
 
@@ -60,7 +64,7 @@ class Runtime:
     model_factory: ModelFactory
     state_dir: Path
     registry: ToolRegistry
-    state: Any = None  # k1412_ls.state.store.StateStore, optional for embedders
+    state: StateStore | None = None  # memories, plans and history; optional for embedders
     context_policy: ContextPolicy = field(default_factory=ContextPolicy)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(32, "k1412-tool"))
     limits: Limits = LIMITS  # hard limits, whatever a model or configuration asks for
@@ -182,7 +186,7 @@ class _Run:
         self.briefed = self.agents.brief(request.brief())
         self.gate: BoundGate = self.briefed.gate
 
-    def _context(self, services: dict[str, Any]) -> ToolContext:
+    def _context(self, services: RunServices) -> ToolContext:
         return ToolContext(
             workspace=self.workspace, documents=self.documents, user=self.request.user, run_id=self.bus.run_id,
             conversation=self.conversation, redactor=self.bus.redactor, write_lock=user_write_lock(self.request.user),
@@ -207,11 +211,8 @@ class _Run:
             store=AllowStore(self.runtime.state_dir / "approvals.json"), user=request.user,
             emit=lambda kind, payload: self.emit(kind, payload),
             git_dir_exists=lambda: (self.workspace.root / ".git").exists(), workspace=self.workspace.root)
-        services: dict[str, Any] = {"processes": processes, "delegation": delegator, "changes": changes,
-                                    "sandbox": sandbox, "approval": approval}
-        if self.runtime.state is not None:
-            services["state"] = self.runtime.state
-        ctx = self._context(services)
+        ctx = self._context(RunServices(processes=processes, delegation=delegator, changes=changes, sandbox=sandbox,
+                                        approval=approval, state=self.runtime.state))
         approval.cancel = ctx.cancel  # a pending question is given up when the run is cancelled
         try:
             messages = self._build_context()
@@ -299,7 +300,7 @@ class _Run:
                          parent: ToolContext) -> SubAgentOutcome:
         emit = Emitter(self.bus, parent.depth + 1, agent_id)
         briefed = self.agents.brief(AgentBrief(task, role=role, write=write), agent_id)
-        ctx = child_context(parent, agent_id, {k: v for k, v in parent.services.items() if k != "delegation"})
+        ctx = child_context(parent, agent_id, parent.services.for_sub_agent())
         agent = self.agents.build(briefed, ctx, emit)
         emit("agent.spawned", {"agent_id": agent_id, "role": role, "task": task, "write": write,
                                "max_iterations": agent.max_iterations})

@@ -25,6 +25,13 @@ MAX_CALLS_PER_RESPONSE = LIMITS.max_calls_per_response
 CANCEL_GRACE_S = 5.0
 
 
+# The hooks a scheduler may be given (``k1412_ls.core.guards`` provides both):
+# arguments of a call rewritten to their canonical form, given the tool's name and JSON schema;
+Normalizer = Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]
+# and, for the runnable calls of one response, index of each repeat -> index of its first occurrence.
+DuplicateFinder = Callable[[list[ToolCall]], dict[int, int]]
+
+
 class Guards(Protocol):
     """The guard state the scheduler consults (see ``k1412_ls.core.guards``)."""
 
@@ -64,7 +71,7 @@ class Scheduler:
     name = "safe-parallel-v1"
 
     def __init__(self, registry: ToolRegistry, executor: Executor, emit: Emitter, *, guards: Guards | None = None,
-                 normalize: Any = None, find_duplicates: Any = None,
+                 normalize: Normalizer | None = None, find_duplicates: DuplicateFinder | None = None,
                  unavailable: Callable[[str], str | None] | None = None,
                  max_calls: int = MAX_CALLS_PER_RESPONSE) -> None:
         self.registry = registry

@@ -118,15 +118,13 @@ def execute_job(job: RunJob) -> JobOutcome:
         workspace = Path(tmp) / "ws"
         runtime = None
         try:
-            from k1412_ls.catalog import default_registry
+            from k1412_ls.assembly import build_runtime
             from k1412_ls.config import build_config
             from k1412_ls.core.run_request import RunRequest
-            from k1412_ls.core.runtime import Runtime
-            from k1412_ls.models import build_chat_model
 
             _unpack(job.workspace_tar, workspace)
             config = build_config(job.config, job.config_source)
-            runtime = Runtime(config, build_chat_model, state, default_registry())
+            runtime = build_runtime(config, home=state, state_store=False)  # each run starts with no memories
             request = RunRequest(task=job.task, workspace=workspace, model=job.model, user=job.user,
                                  meta={"experiment": job.experiment, "arm": job.arm})
             started = time.monotonic()

@@ -12,20 +12,14 @@ import copy
 import functools
 import hashlib
 import json
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.errors import ToolError
-
-if TYPE_CHECKING:
-    from k1412_ls.tools.documents import DocumentStore
-    from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.ports import ReadRecord, ToolContext
 
 
 @dataclass
@@ -49,41 +43,6 @@ class ToolResult:
 
     def to_message(self) -> str:
         return json.dumps(self.data, ensure_ascii=False)
-
-
-@dataclass
-class ReadRecord:
-    """What the agent last saw of a file: used to refuse writes over changes it never saw."""
-
-    sha256: str
-    version: int | None = None
-    disk: str | None = None  # the file's version on disk at that read (documents.Snapshot.disk)
-
-
-@dataclass
-class ToolContext:
-    """Everything a tool may touch during one run. Tools get nothing else."""
-
-    workspace: Workspace
-    documents: DocumentStore
-    user: str = "default"
-    run_id: str = ""
-    conversation: str | None = None
-    agent_id: str | None = None
-    depth: int = 0
-    redactor: Redactor = field(default_factory=Redactor)
-    cancel: threading.Event = field(default_factory=threading.Event)
-    write_lock: threading.RLock = field(default_factory=threading.RLock)
-    reads: dict[Path, ReadRecord] = field(default_factory=dict)
-    env: dict[str, str] | None = None
-    services: dict[str, Any] = field(default_factory=dict)
-
-    def service(self, name: str) -> Any:
-        """A run-scoped service (process table, state store, delegation) or a ToolError if absent."""
-        try:
-            return self.services[name]
-        except KeyError:
-            raise ToolError(f"The '{name}' service is not available in this run.") from None
 
 
 Handler = Callable[[Any, ToolContext], ToolResult]
@@ -218,3 +177,8 @@ class ToolRegistry:
             return ToolResult.failure(
                 f"{name} failed unexpectedly ({type(exc).__name__}); try a different approach."
             )
+
+
+# ToolContext and ReadRecord live with the run's services in tools/ports.py; most tools import them from here.
+__all__ = ["Handler", "ReadRecord", "Tool", "ToolContext", "ToolRegistry", "ToolResult", "body_summary",
+           "describe_validation_error", "inline_schema", "parameters_schema"]

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from k1412_ls.limits import LIMITS
 from k1412_ls.tools.approval import ApprovalGate
-from k1412_ls.tools.changes import ChangeTracker, RunChanges, change_entries
+from k1412_ls.tools.changes import ChangeTracker, change_entries
 from k1412_ls.tools.child_processes import Completed, run_to_end, shell_argv
 from k1412_ls.tools.environment import scrubbed_env
 from k1412_ls.tools.errors import ToolError
@@ -28,9 +28,6 @@ from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.sandbox import SANDBOXED, RunSandbox, SandboxPolicy
 
 MAX_TIMEOUT_S = LIMITS.max_command_timeout_s
-POLICY_SERVICE = "sandbox"
-APPROVAL_SERVICE = "approval"
-CHANGES_SERVICE = "changes"
 
 
 class RunCommandArgs(BaseModel):
@@ -55,15 +52,15 @@ def resolve_cwd(ctx: ToolContext, cwd: str | None) -> Path:
 
 
 def run_sandbox(ctx: ToolContext) -> RunSandbox:
-    """The run's sandbox (``ctx.services["sandbox"]``).
+    """The run's sandbox (``ctx.services.sandbox``).
 
     A context without one (an embedder's) gets the default policy, the
     strictest: network off, ``.git`` read-only; its ``/tmp`` goes with the context.
     """
-    sandbox = ctx.services.get(POLICY_SERVICE)
+    sandbox = ctx.services.sandbox
     if sandbox is None or isinstance(sandbox, SandboxPolicy):
         sandbox = RunSandbox(sandbox)
-        ctx.services[POLICY_SERVICE] = sandbox
+        ctx.services.sandbox = sandbox
         weakref.finalize(ctx, sandbox.close)
     if not isinstance(sandbox, RunSandbox):
         raise ToolError("The sandbox of this run is misconfigured, so commands cannot run; check the "
@@ -79,8 +76,8 @@ def confinement_for(ctx: ToolContext, command: str) -> tuple[RunSandbox, bool, s
     command must not run.
     """
     sandbox = run_sandbox(ctx)
-    gate = ctx.services.get(APPROVAL_SERVICE)
-    if not isinstance(gate, ApprovalGate):
+    gate = ctx.services.approval
+    if gate is None:
         gate = ApprovalGate(sandbox=sandbox.policy, git_dir_exists=lambda: (ctx.workspace.root / ".git").exists(),
                             workspace=ctx.workspace.root)
     grant = gate.check(command)
@@ -110,14 +107,11 @@ def child_env(ctx: ToolContext) -> dict[str, str]:
     """
     source = os.environ if ctx.env is None else ctx.env
     key = (id(source), hash(frozenset(source.items())), id(ctx.redactor))
-    cached = ctx.services.get(_ENV_CACHE)
-    if not (isinstance(cached, tuple) and cached[0] == key):
+    cached = ctx.services.child_env
+    if cached is None or cached[0] != key:
         cached = (key, scrubbed_env(ctx.env, redactor=ctx.redactor))
-        ctx.services[_ENV_CACHE] = cached
+        ctx.services.child_env = cached
     return dict(cached[1])
-
-
-_ENV_CACHE = "child_env"
 
 
 def output_fields(done: Completed, text: str) -> dict[str, Any]:
@@ -155,8 +149,8 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
     if withheld:
         note = f"{note} {withheld}" if note else withheld
     root = ctx.workspace.root
-    holder = ctx.services.get(CHANGES_SERVICE)
-    tracker = holder.tracker() if isinstance(holder, RunChanges) else ChangeTracker(root)
+    holder = ctx.services.changes
+    tracker = holder.tracker() if holder is not None else ChangeTracker(root)
     before = tracker.begin()
     records_file = status_file()
     try:
@@ -167,7 +161,7 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
     finally:
         close_quietly(records_file)
     changes, complete = tracker.end(before)
-    if not isinstance(holder, RunChanges):
+    if holder is None:
         tracker.close()
     text = ctx.redactor.text(done.output)
     rel_cwd = ctx.workspace.relative(cwd)

@@ -41,6 +41,7 @@ from k1412_ls.core.evidence.invocations import command_shape
 from k1412_ls.core.guards.command_guards import check_command, command_text_key, cwd_key, is_inspection
 from k1412_ls.core.guards.normalize import normalize_path
 from k1412_ls.core.guards.writes import WRITE_TOOLS, body_sha, one_line, patch_paths, write_key, write_refusal
+from k1412_ls.limits import LIMITS
 from k1412_ls.tools.facts import write_entry, write_facts
 from k1412_ls.tools.registry import ToolResult
 
@@ -58,7 +59,7 @@ def discarded_subjects(command: str) -> frozenset[str]:
 
 COMMAND_TOOLS = frozenset({"run_command", "process_start"})
 PROCESS_TOOLS = frozenset({"process_start", "process_poll", "process_cancel"})
-DEFAULT_TIMEOUT_S = 900.0
+DEFAULT_TIMEOUT_S = LIMITS.max_command_timeout_s  # run_command's timeout when a call gives none
 
 _NOISE: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
