@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from k1412_ls.tools.documents import WRITE_TEMP_GLOB
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.ignore import GlobFilter, walk_files
+from k1412_ls.tools.reader_sandbox import ReaderProcess, start_reader
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.trusted import trusted_program
 
@@ -189,17 +190,17 @@ def rg_search(rg: str, root: Path, start: Path, query: str, regex: bool, glob: s
     ``confine`` wraps the command line in the commands' sandbox: ripgrep opens
     paths itself, so a directory swapped for a symlink mid-search could lead it
     anywhere; inside the sandbox it can reach nothing a command could not
-    (K1412's state, secrets and config stay hidden).
+    (K1412's state, secrets and config stay hidden). The sandbox is kept between
+    searches while it still covers what a fresh one would (``tools.reader_sandbox``).
     """
     argv = rg_command(rg, root, start, query, regex, glob)
-    env = None
+    proc: ReaderProcess
     if confine is not None:
         argv, extra = confine(argv)
-        env = {"PATH": "/usr/bin:/bin", **extra}
-    proc = subprocess.Popen(
-        argv, cwd=root, stdin=subprocess.DEVNULL, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-    )
+        proc = start_reader(argv, root, {"PATH": "/usr/bin:/bin", **extra})
+    else:
+        proc = subprocess.Popen(argv, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
     done = threading.Event()
     stopped: list[str] = []
 

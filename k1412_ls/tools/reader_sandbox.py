@@ -1,0 +1,244 @@
+"""ripgrep in the readers' sandbox without paying a new sandbox for every search.
+
+Starting bubblewrap (a user and mount namespace, a dozen mounts) costs about 10 ms, as much as
+ripgrep needs to find the first hundred matches in a 100k-file tree. So one sandbox, built with
+exactly the flags of :func:`k1412_ls.tools.sandbox.reader_argv`, is kept: a small spawner
+(:mod:`k1412_ls.tools.reader_spawner`) lives inside it and starts each ripgrep there, handing its
+output straight to the host through pipes passed over a unix socket. Every ripgrep it starts sees
+what a ripgrep in a fresh sandbox would.
+
+It is reused only while nothing it was built from changed:
+
+* the flags ``reader_argv`` gives *now* must equal the ones it was built with (a hidden path
+  created since, a new hidden path, another workspace: a fresh sandbox);
+* before each start the spawner checks, from inside, that every covered path is still covered and
+  the workspace root still names the directory mounted at start (see the spawner); otherwise it
+  answers ``stale`` and a fresh sandbox is built;
+* it is at most :data:`MAX_AGE_S` old, so mounts made or removed on the host later are seen soon.
+
+When no such sandbox can be kept (the spawner cannot start), ripgrep runs in a fresh sandbox per
+search as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Protocol
+
+MAX_AGE_S = 120.0
+READY_TIMEOUT_S = 10.0
+RETRY_AFTER_FAILURE_S = 60.0
+SPAWNER = Path(__file__).with_name("reader_spawner.py")
+
+
+class ReaderProcess(Protocol):
+    """What the search needs of a started ripgrep: a :class:`subprocess.Popen` or a :class:`SandboxedProcess`."""
+
+    stdout: IO[bytes] | None
+    stderr: IO[bytes] | None
+
+    def poll(self) -> int | None: ...
+
+    def kill(self) -> None: ...
+
+    def wait(self) -> int: ...
+
+
+class SandboxedProcess:
+    """A ripgrep started by the spawner: its pipes here, its exit code over its reply socket."""
+
+    def __init__(self, stdout: int, stderr: int, reply: socket.socket) -> None:
+        self.stdout: IO[bytes] | None = os.fdopen(stdout, "rb")
+        self.stderr: IO[bytes] | None = os.fdopen(stderr, "rb")
+        self.returncode: int | None = None
+        self._reply = reply
+        self._lock = threading.Lock()
+
+    def _receive(self, block: bool) -> None:
+        with self._lock:
+            if self.returncode is not None:
+                return
+            self._reply.setblocking(block)
+            try:
+                message = self._reply.recv(4096)
+            except BlockingIOError:
+                return
+            except OSError:
+                message = b""
+            if not message:  # the spawner went away: its program was killed with it
+                self.returncode = -9
+            else:
+                self.returncode = int(json.loads(message).get("code", -9))
+            self._reply.close()
+
+    def poll(self) -> int | None:
+        self._receive(block=False)
+        return self.returncode
+
+    def kill(self) -> None:
+        """Ask the spawner to kill the program; :meth:`wait` then returns once it has ended and been reaped."""
+        if self.returncode is None:
+            try:
+                self._reply.send(b"kill")
+            except OSError:
+                pass  # answered or gone already
+
+    def wait(self) -> int:
+        self._receive(block=True)
+        assert self.returncode is not None
+        return self.returncode
+
+
+def _checks(flags: list[str]) -> dict[str, list[str]]:
+    """The paths the flags cover, for the spawner to check: ``--tmpfs`` mounts and ``/dev/null`` binds."""
+    tmpfs: list[str] = []
+    null: list[str] = []
+    for index, flag in enumerate(flags):
+        if flag == "--tmpfs":
+            tmpfs.append(flags[index + 1])
+        elif flag == "--ro-bind" and flags[index + 1] == "/dev/null":
+            null.append(flags[index + 2])
+    return {"tmpfs": list(dict.fromkeys(tmpfs)), "null": list(dict.fromkeys(null))}
+
+
+class ReaderSandbox:
+    """One long-lived sandbox with the spawner inside, for one exact set of bubblewrap flags."""
+
+    def __init__(self, prefix: list[str], root: str, env: dict[str, str]) -> None:
+        self.prefix = prefix
+        self.root = root
+        self.born = time.monotonic()
+        self.dead = threading.Event()
+        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = [*prefix, sys.executable, "-I", "-S", "-c", SPAWNER.read_text(), str(theirs.fileno()), root,
+                json.dumps(_checks(prefix))]
+        started: list[subprocess.Popen[bytes] | BaseException] = []
+        ready = threading.Event()
+
+        def launcher() -> None:
+            # bubblewrap's --die-with-parent follows the *thread* that started it: this thread lives
+            # as long as the sandbox, so a tool call's worker thread ending does not end it.
+            try:
+                proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
+                                        start_new_session=True)
+            except OSError as exc:
+                started.append(exc)
+                ready.set()
+                return
+            started.append(proc)
+            ready.set()
+            proc.wait()
+            self.dead.set()
+
+        threading.Thread(target=launcher, name="k1412-reader-sandbox", daemon=True).start()
+        ready.wait()
+        theirs.close()
+        if isinstance(started[0], BaseException):
+            self._control.close()
+            raise OSError(f"the readers' sandbox did not start ({started[0]})")
+        self._control.settimeout(READY_TIMEOUT_S)
+        try:
+            word = self._control.recv(16)
+        except OSError:
+            word = b""
+        self._control.settimeout(None)
+        if word != b"ready":
+            self.close()
+            raise OSError("the readers' sandbox did not get ready")
+
+    def usable(self, prefix: list[str]) -> bool:
+        return prefix == self.prefix and not self.dead.is_set() and time.monotonic() - self.born < MAX_AGE_S
+
+    def spawn(self, argv: list[str]) -> SandboxedProcess | None:
+        """Start ``argv`` (cwd: the root) inside; None when this sandbox can no longer serve."""
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            try:
+                request = json.dumps({"argv": argv, "cwd": self.root}).encode()
+                socket.send_fds(self._control, [request], [out_w, err_w, theirs.fileno()])
+            finally:
+                os.close(out_w)
+                os.close(err_w)
+                theirs.close()
+            answer = json.loads(mine.recv(4096) or b'{"stale": true}')
+        except (OSError, ValueError):
+            answer = {"stale": True}
+        if "pid" not in answer:
+            os.close(out_r)
+            os.close(err_r)
+            mine.close()
+            if "error" in answer:
+                raise OSError(f"ripgrep did not start in the sandbox ({answer['error']})")
+            return None
+        return SandboxedProcess(out_r, err_r, mine)
+
+    def close(self) -> None:
+        """Start nothing more here; searches still running finish, then the spawner (and the sandbox) exits."""
+        self._control.close()
+
+
+_lock = threading.Lock()
+_current: ReaderSandbox | None = None
+_failed_at: dict[tuple[str, ...], float] = {}
+
+
+def _sandbox_for(prefix: list[str], root: str, env: dict[str, str], fresh: bool) -> ReaderSandbox | None:
+    global _current
+    with _lock:
+        current = _current
+        if current is not None and not fresh and current.usable(prefix):
+            return current
+        _current = None
+        key = tuple(prefix)
+        if time.monotonic() - _failed_at.get(key, -RETRY_AFTER_FAILURE_S) < RETRY_AFTER_FAILURE_S:
+            new = None
+        else:
+            try:
+                new = ReaderSandbox(prefix, root, env)
+            except OSError:
+                _failed_at[key] = time.monotonic()
+                new = None
+        _current = new
+    if current is not None:
+        current.close()
+    return new
+
+
+def start_reader(wrapped: list[str], root: Path, env: dict[str, str]) -> ReaderProcess:
+    """Start ``wrapped`` (``bwrap <flags> -- <program> ...``, cwd ``root``) in the kept sandbox.
+
+    Falls back to running ``wrapped`` itself (a fresh sandbox) when no sandbox can be kept.
+    """
+    cut = wrapped.index("--") + 1
+    prefix, argv = wrapped[:cut], wrapped[cut:]
+    for fresh in (False, True):
+        sandbox = _sandbox_for(prefix, str(root), env, fresh)
+        if sandbox is None:
+            break
+        proc = sandbox.spawn(argv)
+        if proc is not None:
+            return proc
+    return subprocess.Popen(wrapped, cwd=root, stdin=subprocess.DEVNULL, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+
+
+def close_reader_sandbox() -> None:
+    """End the kept sandbox (tests; a server shutting down)."""
+    global _current
+    with _lock:
+        current, _current = _current, None
+    if current is not None:
+        current.close()
+
+
+__all__ = ["MAX_AGE_S", "ReaderProcess", "ReaderSandbox", "SandboxedProcess", "close_reader_sandbox", "start_reader"]
