@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+MIB = 1024 * 1024
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -31,6 +33,24 @@ class Limits:
     max_background_processes: int = 16
     # Seconds one process_poll may wait for its process to exit.
     max_process_wait_s: float = 30.0
+    # Bytes of a command's output kept: the first and the last; the middle is dropped (tools/capture.py).
+    output_head_bytes: int = 16 * 1024
+    output_tail_bytes: int = 48 * 1024
+    # One read_file window: lines, bytes, and characters of one line before it is cut.
+    max_window_lines: int = 2000
+    max_window_bytes: int = 256 * 1024
+    max_line_chars: int = 10_000
+    # Largest file loaded whole as a document; read_file streams windows of bigger ones.
+    max_document_bytes: int = 16 * MIB
+    # One write_file body, one apply_patch patch, the entries of one list_files answer.
+    max_write_bytes: int = 2 * MIB
+    max_patch_bytes: int = 10 * MIB
+    max_list_entries: int = 2000
+    # Plans and memories: steps of a plan, characters of a step and of a memory, memories one recall returns.
+    max_plan_items: int = 50
+    max_step_chars: int = 500
+    max_memory_chars: int = 2000
+    max_recall: int = 100
 
     def output_tokens(self, requested: int) -> int:
         """Tokens one model reply may generate."""

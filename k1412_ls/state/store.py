@@ -27,14 +27,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from k1412_ls.limits import LIMITS
 from k1412_ls.state.schema import SCHEMA_VERSION, SchemaTooNewError, migrate
 
 DB_FILENAME = "k1412.sqlite3"
 BUSY_TIMEOUT_S = 15.0
-MEMORY_MAX_CHARS = 2000
-RECALL_MAX = 100
-PLAN_MAX_ITEMS = 50
-STEP_MAX_CHARS = 500
+MEMORY_MAX_CHARS = LIMITS.max_memory_chars
+RECALL_MAX = LIMITS.max_recall
+PLAN_MAX_ITEMS = LIMITS.max_plan_items
+STEP_MAX_CHARS = LIMITS.max_step_chars
 EXCHANGE_MAX_CHARS = 1_000_000
 EXCHANGE_MAX_FILES = 200  # files_changed kept per exchange (the digest shows a few)
 NAME_MAX_CHARS = 200

@@ -7,8 +7,10 @@ Errors usually live at the end, so the tail gets the larger share.
 
 from __future__ import annotations
 
-HEAD_BYTES = 16 * 1024
-TAIL_BYTES = 48 * 1024
+from k1412_ls.limits import LIMITS
+
+HEAD_BYTES = LIMITS.output_head_bytes
+TAIL_BYTES = LIMITS.output_tail_bytes
 
 
 def omission_marker(omitted: int) -> str:

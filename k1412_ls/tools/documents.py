@@ -47,13 +47,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from k1412_ls.limits import LIMITS
 from k1412_ls.locations import state_dir
 from k1412_ls.tools.confined import open_confined, start_walk
 from k1412_ls.tools.errors import ToolError
 
 BOM = b"\xef\xbb\xbf"
 # Largest file loaded whole as a document; read_file streams windows of bigger ones.
-MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
+MAX_DOCUMENT_BYTES = LIMITS.max_document_bytes
 SPECIAL_ROOTS = ("/proc", "/sys", "/dev")
 # The disk version of a path where no file exists (versions are otherwise sha256 hex digests of the bytes).
 NO_FILE = "no-file"

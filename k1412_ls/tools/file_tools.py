@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from k1412_ls.limits import LIMITS
 from k1412_ls.text.numbers import extract_numbers
 from k1412_ls.tools.confined import open_confined
 from k1412_ls.tools.documents import (
@@ -34,8 +35,8 @@ from k1412_ls.tools.locks import write_guard
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.textwindow import guess_mime, line_endings_of, stream_window, text_window
 
-MAX_WRITE_BYTES = 2 * 1024 * 1024
-MAX_LIST_ENTRIES = 2000
+MAX_WRITE_BYTES = LIMITS.max_write_bytes
+MAX_LIST_ENTRIES = LIMITS.max_list_entries
 STAT_LINES_MAX_BYTES = 2 * 1024 * 1024
 CORE = frozenset({"core"})
 

@@ -12,9 +12,11 @@ import mimetypes
 import os
 from dataclasses import dataclass, field
 
-MAX_WINDOW_LINES = 2000
-MAX_WINDOW_BYTES = 256 * 1024
-MAX_LINE_CHARS = 10_000
+from k1412_ls.limits import LIMITS
+
+MAX_WINDOW_LINES = LIMITS.max_window_lines
+MAX_WINDOW_BYTES = LIMITS.max_window_bytes
+MAX_LINE_CHARS = LIMITS.max_line_chars
 CUT_MARKER = " …[line cut: {total} characters in total]"
 
 # Leading bytes of common binary formats, for a better description than "binary".

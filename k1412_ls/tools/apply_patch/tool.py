@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from k1412_ls.limits import LIMITS
 from k1412_ls.tools.apply_patch.apply import PatchOutcome, apply_sections
 from k1412_ls.tools.apply_patch.parser import PatchParseError, Section, parse_patch
 from k1412_ls.tools.apply_patch.patch_targets import WorkspacePatchFiles, resolve_paths
@@ -14,7 +15,7 @@ from k1412_ls.tools.facts import write_facts
 from k1412_ls.tools.locks import write_guard
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 
-MAX_PATCH_BYTES = 10 * 1024 * 1024
+MAX_PATCH_BYTES = LIMITS.max_patch_bytes
 
 DESCRIPTION = """\
 Apply a multi-file patch (add, update, delete, move) in the Codex '*** Begin Patch' format. \
