@@ -3,11 +3,18 @@
 Usage: ``python scripts/bench_run_command.py [N]``. ``scripts/bench_tools.py``
 imports :func:`bench_run_command` and prints its figures with the others.
 
-Three series, interleaved so load drifts hit them alike: a bare
+Four series, interleaved so load drifts hit them alike: a bare
 ``subprocess.run(["bash", "-c", "true"])``; the bubblewrap sandbox alone
 (``bwrap`` with the exact flags a command gets, running ``bash -c true``);
-and the real ``run_command`` tool as a run uses it (the run's sandbox and
-change tracker as services). Target: run_command − bare ≤ 10 ms.
+the whole process chain a command gets, with K1412's Python work done
+outside the timing (the trusted ``sh`` launcher moving itself into a fresh
+pids cgroup and setting the limits, ``bwrap`` with the exact flags and
+seccomp filter, ``bash -o pipefail`` with the observing preamble); and the
+real ``run_command`` tool as a run uses it (the run's sandbox and change
+tracker as services). Their differences say where the overhead goes: the
+sandbox's own start, the rest of the chain, and K1412's Python work
+(approval, mount plan, cgroup made and removed, output capture, change
+tracking, redaction, result). Target: run_command − bare ≤ 10 ms.
 """
 
 from __future__ import annotations
@@ -22,8 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from k1412_ls.tools.changes import RunChanges
+from k1412_ls.tools.child_processes import launcher, shell_argv
 from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.observe import observed_command
 from k1412_ls.tools.ports import RunServices
+from k1412_ls.tools.process_cap import ProcessCap
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.run_command import TOOLS
 from k1412_ls.tools.sandbox import RunSandbox, bubblewrap, confined_argv
@@ -33,6 +43,29 @@ from k1412_ls.tools.workspace import Workspace
 
 def _mean_ms(samples: list[float]) -> float:
     return statistics.fmean(samples) * 1000
+
+
+def _median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def _run_chain(sandbox: RunSandbox, ws: Path) -> float:
+    """One command's process chain as ``spawn`` starts it, timed from the exec of the launcher to its exit."""
+    records = tempfile.TemporaryFile()
+    confined = confined_argv(shell_argv(observed_command("true", records.fileno())), sandbox, ws, ws)
+    cap = ProcessCap(sandbox.policy.max_processes)
+    argv, preexec = launcher(confined.argv, cap.prepare())
+    try:
+        started = time.perf_counter()
+        subprocess.run(argv, check=True, cwd=ws, env={"PATH": "/usr/bin:/bin", **confined.env}, preexec_fn=preexec,
+                       stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(records.fileno(), *confined.fds))
+        return time.perf_counter() - started
+    finally:
+        cap.close()
+        for fd in confined.fds:
+            os.close(fd)
+        confined.release()
+        records.close()
 
 
 def bench_run_command(n: int = 50) -> dict[str, Any]:
@@ -53,6 +86,7 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
         bare: list[float] = []
         box: list[float] = []
         tool: list[float] = []
+        chain: list[float] = []
         try:
             for _ in range(n):
                 started = time.perf_counter()
@@ -69,6 +103,7 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
                 for fd in fds:
                     os.close(fd)
                 box.append(time.perf_counter() - started)
+                chain.append(_run_chain(sandbox, ws))
                 started = time.perf_counter()
                 result = registry.execute("run_command", {"command": "true"}, ctx)
                 tool.append(time.perf_counter() - started)
@@ -85,6 +120,13 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
         "overhead_median_ms": round((statistics.median(tool) - statistics.median(bare)) * 1000, 3),
         "bwrap_overhead_median_ms": round((statistics.median(box) - statistics.median(bare)) * 1000, 3),
         "run_command_median_ms": round(statistics.median(tool) * 1000, 3),
+        "chain_mean_ms": round(_mean_ms(chain), 3),
+        # Medians of the parts: the sandbox's own start, the rest of the process chain, K1412's Python work.
+        "breakdown_median_ms": {
+            "sandbox_start": round(_median_ms(box) - _median_ms(bare), 3),
+            "launcher_cgroup_limits_preamble": round(_median_ms(chain) - _median_ms(box), 3),
+            "python_work": round(_median_ms(tool) - _median_ms(chain), 3),
+        },
     }
 
 
@@ -94,11 +136,16 @@ def main(argv: list[str]) -> int:
     print(f"run_command overhead over N={figures['n']} runs ({figures['sandbox']})")
     print(f"  bare subprocess.run(['bash','-c','true']): mean {figures['bare_mean_ms']:.3f} ms")
     print(f"  bwrap sandbox alone, same flags:            mean {figures['bwrap_mean_ms']:.3f} ms")
+    print(f"  the whole chain, Python work left out:      mean {figures['chain_mean_ms']:.3f} ms")
     print(f"  run_command 'true':                         mean {figures['run_command_mean_ms']:.3f} ms "
           f"(median {figures['run_command_median_ms']:.3f} ms)")
     print(f"  overhead run_command - bare: mean {figures['overhead_ms']:.3f} ms, median "
           f"{figures['overhead_median_ms']:.3f} ms (target <= 10 ms), of which the sandbox's own start "
           f"{figures['bwrap_overhead_median_ms']:.3f} ms; ratio {figures['ratio']:.2f}x")
+    parts = figures["breakdown_median_ms"]
+    print(f"  where it goes (medians): sandbox start {parts['sandbox_start']:.3f} ms, launcher + cgroup entry + "
+          f"limits + observing preamble {parts['launcher_cgroup_limits_preamble']:.3f} ms, K1412's Python work "
+          f"{parts['python_work']:.3f} ms")
     return 0
 
 

@@ -98,7 +98,7 @@ _ULIMIT_FLAGS = {
 }
 
 
-def _launcher(argv: list[str], cgroup_file: str | None) -> tuple[list[str], Callable[[], None] | None]:
+def launcher(argv: list[str], cgroup_file: str | None) -> tuple[list[str], Callable[[], None] | None]:
     """``argv`` started by one trusted ``/bin/sh`` that enters the cgroup, sets the limits and execs it.
 
     One small exec instead of a chain of helpers; without a trusted ``sh`` the
@@ -258,7 +258,7 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
         child_env.update(confined.env)
         extra_fds = confined.fds
     procs = cap.prepare()
-    full, preexec = _launcher(full, procs)
+    full, preexec = launcher(full, procs)
     if preexec is not None and procs is not None:
         cap.abandon()  # no launcher to enter it: the watchdog counts instead
     try:
