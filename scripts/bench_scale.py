@@ -71,6 +71,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--fallback-reps", type=int, default=1,
+                        help="repetitions of the pure-Python search (information only; 0 skips it)")
     args = parser.parse_args()
     bench_tools.TREE_FILES = args.files
     with tempfile.TemporaryDirectory() as tmp:
@@ -80,8 +82,12 @@ def main() -> None:
         print(f"tree: {counts['files']} files ({counts['bytes'] / 1e6:.1f} MB) in "
               f"{time.perf_counter() - began:.1f} s; python {sys.version.split()[0]}, {os.cpu_count()} cpus")
         rows = bench_list(root, args.reps)
-        search_rows, _notes = bench_tools.bench_search(root, args.reps, 1, False)
+        search_rows, notes = bench_tools.bench_search(root, args.reps, args.fallback_reps, False)
         rows += [row for row in search_rows if row.target is not None]
+    print("search_files: ripgrep inside the kept readers' sandbox, --null records (no --json); "
+          "baseline: the same rg argv, unsandboxed")
+    for note in notes:
+        print(f"  {note}")
     print(f"{'case':<48} {'k1412':>10} {'baseline':>26} {'ratio':>7}  target")
     for row in rows:
         target = f"<= {row.target:.1f}x {row.verdict}" if row.target else "(no target)"
