@@ -220,3 +220,18 @@ def test_kill_stops_the_program_and_dropping_it_kills_it_too(tmp_path: Path) -> 
     began = time.monotonic()
     assert dropped.stdout.read() == b""  # EOF: sleep's stdout closed because it died
     assert time.monotonic() - began < 5
+
+
+def test_an_idle_sandbox_ends_by_itself_and_the_next_search_builds_another(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reader_sandbox, "IDLE_S", 0.3)
+    monkeypatch.setattr(reader_sandbox, "CHECK_EVERY_S", 0.1)
+    root = tmp_path / "ws"
+    root.mkdir()
+    generated_tree(root, 5)
+    first = search(root, query="needle")
+    kept = reader_sandbox._current
+    assert kept is not None
+    assert kept.dead.wait(5), "the idle sandbox's processes are still running"
+    assert search(root, query="needle") == first
+    assert reader_sandbox._current is not kept

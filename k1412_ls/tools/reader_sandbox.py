@@ -14,7 +14,9 @@ It is reused only while nothing it was built from changed:
 * before each start the spawner checks, from inside, that every covered path is still covered and
   the workspace root still names the directory mounted at start (see the spawner); otherwise it
   answers ``stale`` and a fresh sandbox is built;
-* it is at most :data:`MAX_AGE_S` old, so mounts made or removed on the host later are seen soon.
+* it is at most :data:`MAX_AGE_S` old, so mounts made or removed on the host later are seen soon;
+  it also ends by itself once older than that or unused for :data:`IDLE_S`, so an idle server keeps
+  no extra processes.
 
 When no such sandbox can be kept (the spawner cannot start), ripgrep runs in a fresh sandbox per
 search as before.
@@ -33,6 +35,8 @@ from pathlib import Path
 from typing import IO, Protocol
 
 MAX_AGE_S = 120.0
+IDLE_S = 30.0
+CHECK_EVERY_S = 5.0
 READY_TIMEOUT_S = 10.0
 RETRY_AFTER_FAILURE_S = 60.0
 SPAWNER = Path(__file__).with_name("reader_spawner.py")
@@ -114,8 +118,11 @@ class ReaderSandbox:
     def __init__(self, prefix: list[str], root: str, env: dict[str, str]) -> None:
         self.prefix = prefix
         self.root = root
-        self.born = time.monotonic()
+        self.born = self.used = time.monotonic()
         self.dead = threading.Event()
+        self.closing = threading.Event()
+        self.serving = threading.Event()  # the spawner said it is ready: idle time counts from then
+        self._send_lock = threading.Lock()  # a close never frees the control socket under a send
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = [*prefix, sys.executable, "-I", "-S", "-c", SPAWNER.read_text(), str(theirs.fileno()), root,
                 json.dumps(_checks(prefix))]
@@ -135,6 +142,10 @@ class ReaderSandbox:
                 return
             started.append(proc)
             ready.set()
+            while not self.closing.wait(CHECK_EVERY_S):
+                now = time.monotonic()
+                if self.serving.is_set() and (now - self.used > IDLE_S or now - self.born > MAX_AGE_S):
+                    self.close()
             proc.wait()
             self.dead.set()
 
@@ -152,20 +163,26 @@ class ReaderSandbox:
         self._control.settimeout(None)
         if word != b"ready":
             self.close()
+            started[0].kill()
             raise OSError("the readers' sandbox did not get ready")
+        self.used = time.monotonic()
+        self.serving.set()
 
     def usable(self, prefix: list[str]) -> bool:
-        return prefix == self.prefix and not self.dead.is_set() and time.monotonic() - self.born < MAX_AGE_S
+        return (prefix == self.prefix and not self.closing.is_set() and not self.dead.is_set()
+                and time.monotonic() - self.born < MAX_AGE_S)
 
     def spawn(self, argv: list[str]) -> SandboxedProcess | None:
         """Start ``argv`` (cwd: the root) inside; None when this sandbox can no longer serve."""
+        self.used = time.monotonic()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             try:
                 request = json.dumps({"argv": argv, "cwd": self.root}).encode()
-                socket.send_fds(self._control, [request], [out_w, err_w, theirs.fileno()])
+                with self._send_lock:
+                    socket.send_fds(self._control, [request], [out_w, err_w, theirs.fileno()])
             finally:
                 os.close(out_w)
                 os.close(err_w)
@@ -184,7 +201,9 @@ class ReaderSandbox:
 
     def close(self) -> None:
         """Start nothing more here; searches still running finish, then the spawner (and the sandbox) exits."""
-        self._control.close()
+        self.closing.set()
+        with self._send_lock:
+            self._control.close()
 
 
 _lock = threading.Lock()
@@ -206,7 +225,10 @@ def _sandbox_for(prefix: list[str], root: str, env: dict[str, str], fresh: bool)
             try:
                 new = ReaderSandbox(prefix, root, env)
             except OSError:
-                _failed_at[key] = time.monotonic()
+                now = time.monotonic()
+                for old in [k for k, at in _failed_at.items() if now - at > RETRY_AFTER_FAILURE_S]:
+                    del _failed_at[old]
+                _failed_at[key] = now
                 new = None
         _current = new
     if current is not None:
@@ -233,12 +255,13 @@ def start_reader(wrapped: list[str], root: Path, env: dict[str, str]) -> ReaderP
 
 
 def close_reader_sandbox() -> None:
-    """End the kept sandbox (tests; a server shutting down)."""
+    """End the kept sandbox and forget failed starts (tests; a server shutting down)."""
     global _current
     with _lock:
         current, _current = _current, None
+        _failed_at.clear()
     if current is not None:
         current.close()
 
 
-__all__ = ["MAX_AGE_S", "ReaderProcess", "ReaderSandbox", "SandboxedProcess", "close_reader_sandbox", "start_reader"]
+__all__ = ["IDLE_S", "MAX_AGE_S", "ReaderProcess", "ReaderSandbox", "SandboxedProcess", "close_reader_sandbox", "start_reader"]
