@@ -102,7 +102,7 @@ def test_lock_file_names_no_registry_host() -> None:
     assert "registry" not in lock.lower()
 
 
-@pytest.mark.parametrize("module", ["constants", "args", "events", "result", "runState"])
+@pytest.mark.parametrize("module", ["constants", "args", "events", "result", "runState", "prepare"])
 def test_pure_typescript_modules_do_not_import_vscode(module: str) -> None:
     # These run under node's test runner, outside VS Code, where `vscode` does not exist.
     text = (VSCODE / "src" / f"{module}.ts").read_text(encoding="utf-8")

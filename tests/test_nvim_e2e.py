@@ -59,6 +59,18 @@ vim.wait(30000, function()
   return ready() or (seen and #all == 0)
 end, 20)
 out.attached = ready()
+-- Wrap the client's request method to record each workspace/executeCommand it sends, in order.
+local function record_commands(c)
+  local sent = {}
+  local request = c.request
+  c.request = function(self, method, params, handler, ...)
+    if method == 'workspace/executeCommand' then
+      sent[#sent + 1] = params.command
+    end
+    return request(self, method, params, handler, ...)
+  end
+  return sent
+end
 """
 
 RUN_SCRIPT = PRELUDE + r"""
@@ -116,8 +128,10 @@ if out.attached then
   out.empty = actions({ start = { line = 0, character = 2 }, ['end'] = { line = 0, character = 2 } })
   -- Choose the action as vim.lsp.buf.code_action() would; answer its prompt with an empty instruction.
   local prompts = {}
+  local sent = record_commands(c)
   vim.ui.input = function(opts, on_confirm)
     prompts[#prompts + 1] = opts.prompt
+    out.sent_before_prompt = vim.deepcopy(sent)
     on_confirm('')
   end
   local done
@@ -245,11 +259,55 @@ def test_delegate_code_action_is_offered_on_a_selection(tmp_path: Path, ws: Path
     assert not [a for a in out["empty"] if a.get("title") == "K1412: delegate to sub-agent"], out["empty"]
     # Choosing it asks for an optional instruction, runs the sub-agent and shows its verdict.
     assert out["prompts"] == ["K1412 sub-agent instruction (empty: read-only review): "]
+    assert out["sent_before_prompt"] == ["k1412.prepare"]  # the server loads while the user types
     assert out["finished"] is True, f"the delegate run never returned: {out.get('notes')} {out['_context']}"
     assert out["delegated"]["status"] == "completed", out["delegated"]
     assert out["delegated"]["files_changed"] == []
     assert any(n["msg"].startswith(f"K1412 {out['delegated']['status']}") for n in out["notes"]), out["notes"]
     assert (ws / "app.py").read_text(encoding="utf-8") == APP
+
+
+# :K1412Run without a task opens the prompt; the plugin sends k1412.prepare first, so the server loads its
+# run machinery while the user types. The stubbed prompt "types" until the server says it is ready.
+PROMPT_SCRIPT = PRELUDE + r"""
+local done
+vim.api.nvim_create_autocmd('User', { pattern = 'K1412RunDone', callback = function(args) done = args.data end })
+if out.attached then
+  local c = client()
+  local sent = record_commands(c)
+  vim.ui.input = function(opts, on_confirm)
+    out.prompt = opts.prompt
+    out.sent_before_prompt = vim.deepcopy(sent)
+    out.ready_while_typing = vim.wait(20000, function()
+      local reply = c:request_sync('workspace/executeCommand', { command = 'k1412.prepare', arguments = { {} } }, 5000)
+      return reply ~= nil and reply.result ~= nil and reply.result.ready == true
+    end, 100)
+    on_confirm(vim.env.K1412_E2E_TASK)
+  end
+  vim.cmd('K1412Run')
+  out.finished = vim.wait(60000, function() return done ~= nil end, 20)
+end
+out.result = done
+out.notes = notes
+"""
+
+
+def test_k1412run_prompt_prepares_the_server_while_the_user_types(tmp_path: Path, ws: Path) -> None:
+    script = [
+        {"tool_calls": [{"name": "patch_file", "arguments": {
+            "path": "app.py", "edits": [{"old_text": "x = 1", "new_text": "x = 2"}]}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "app.py"}}]},
+        {"content": "done: x is now 2", "repeat": True},
+    ]
+    with ScriptedServer(script) as server:
+        config = write_config(tmp_path / "k1412.toml", server.base_url, model="test")
+        out = run_nvim(PROMPT_SCRIPT, tmp_path, ws, {"K1412_CONFIG": str(config), "K1412_E2E_TASK": TASK})
+    assert out["prompt"] == "K1412 task: "
+    assert out["sent_before_prompt"] == ["k1412.prepare"], out["sent_before_prompt"]
+    assert out["ready_while_typing"] is True, f"the server never became ready: {out['_context']}"
+    assert out["finished"] is True, f"the run never returned: {out.get('notes')} {out['_context']}"
+    assert out["result"]["status"] == "completed", out["result"]
+    assert (ws / "app.py").read_text(encoding="utf-8") == "x = 2\nprint(x)\n"
 
 
 CANCEL_SCRIPT = PRELUDE + r"""

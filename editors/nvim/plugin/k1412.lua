@@ -11,6 +11,8 @@ vim.api.nvim_create_user_command('K1412Run', function(args)
     require('k1412').run(task)
     return
   end
+  -- The server loads its run machinery while the user types (k1412.prepare).
+  require('k1412.client').prepare(nil, vim.api.nvim_get_current_buf())
   vim.ui.input({ prompt = 'K1412 task: ' }, function(input)
     if input and vim.trim(input) ~= '' then
       require('k1412').run(input)

@@ -18,6 +18,7 @@ export interface K1412Settings {
   configPath: string;
   user: string;
   confirmEdits: boolean;
+  warmUpAtStart: boolean;
 }
 
 /** Arguments of k1412.runTask. */
@@ -109,12 +110,19 @@ export function readSettings(get: (key: string) => unknown): K1412Settings {
     configPath: text('configPath'),
     user: text('user'),
     confirmEdits: get('confirmEdits') === true,
+    warmUpAtStart: get('warmUpAtStart') === true,
   };
 }
 
-/** initializationOptions for the server: the `k1412` settings with empty strings left out. */
+/**
+ * initializationOptions for the server: the `k1412` settings with empty strings left out, and
+ * warmUpAtStart only when it is on (the extension sends k1412.prepare when a prompt opens).
+ */
 export function initializationOptions(settings: K1412Settings): Record<string, string | boolean> {
   const options: Record<string, string | boolean> = { confirmEdits: settings.confirmEdits };
+  if (settings.warmUpAtStart) {
+    options.warmUpAtStart = true;
+  }
   for (const key of ['model', 'configPath', 'user'] as const) {
     if (settings[key] !== '') {
       options[key] = settings[key];

@@ -14,6 +14,7 @@ import {
   SETTINGS_SECTION,
 } from './constants';
 import { clip } from './events';
+import { askPrepared } from './prepare';
 import { RunLauncher } from './runner';
 import { RunTracker } from './runState';
 
@@ -25,8 +26,15 @@ export interface CommandDeps {
   restart(): Promise<void>;
 }
 
+/** Open an input box; the server loads its run machinery while the user types (k1412.prepare). */
+function askForTask(launcher: RunLauncher, output: vscode.OutputChannel, options: vscode.InputBoxOptions)
+  : Promise<string | undefined> {
+  return askPrepared(() => launcher.prepare(), () => vscode.window.showInputBox(options),
+    (reason) => output.appendLine(`K1412 could not prepare the server for a run (the run loads it instead): ${reason}`));
+}
+
 async function runTask(deps: CommandDeps): Promise<void> {
-  const task = await vscode.window.showInputBox({
+  const task = await askForTask(deps.launcher, deps.output, {
     title: 'K1412: run task',
     prompt: 'What should K1412 do? It reports "completed" only when tool results prove the work.',
     placeHolder: 'e.g. Add a test for parse_date and run it',
@@ -70,8 +78,9 @@ async function cancelRun(deps: CommandDeps): Promise<void> {
  * Run the delegate code action: ask for an optional instruction (empty: read-only review of the selection)
  * and, when there is one, whether the sub-agent may edit files. Escape cancels the action.
  */
-export async function delegateFromCodeAction(launcher: RunLauncher, args: unknown[]): Promise<unknown> {
-  const instruction = await vscode.window.showInputBox({
+export async function delegateFromCodeAction(launcher: RunLauncher, output: vscode.OutputChannel,
+  args: unknown[]): Promise<unknown> {
+  const instruction = await askForTask(launcher, output, {
     title: 'K1412: delegate to sub-agent',
     prompt: 'Instruction for the sub-agent (leave empty for a read-only review of the selection)',
     ignoreFocusOut: true,

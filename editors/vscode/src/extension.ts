@@ -20,7 +20,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const statusBar = new RunStatusBar(tracker);
   manager = new ClientManager(
     {
-      delegate: (args) => delegateFromCodeAction(launcher, args),
+      delegate: (args) => delegateFromCodeAction(launcher, output, args),
       serverState: (state) => statusBar.setServer(state),
     },
     (event) => {

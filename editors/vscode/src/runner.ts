@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, WorkDoneProgress } from 'vscode-languageclient/node';
 
-import { CMD_CANCEL_RUN, CMD_UNDO_RUN, PALETTE_SHOW_LOG } from './constants';
+import { CMD_CANCEL_RUN, CMD_PREPARE, CMD_UNDO_RUN, PALETTE_SHOW_LOG } from './constants';
 import { RunResult, isRunResult, verdictOf } from './result';
 import { RunTracker, progressMessage } from './runState';
 import { changedPaths, diskHoldsBuffer } from './tabs';
@@ -123,6 +123,14 @@ export class RunLauncher {
         this.output.appendLine(`K1412 could not compare ${rel} with the file on disk: ${String(err)}`);
       }
     }
+  }
+
+  /**
+   * Tell the server a task prompt is open (k1412.prepare): it loads the run machinery while the user
+   * types. Resolves with the server's `{ready, warming}`; undefined when no server is running.
+   */
+  prepare(): PromiseLike<unknown> | undefined {
+    return this.client()?.sendRequest(ExecuteCommandRequest.type, { command: CMD_PREPARE, arguments: [{}] });
   }
 
   /** Ask the server to cancel a run; it ends `cancelled` and its request returns the result. */

@@ -86,6 +86,29 @@ function M.settle_buffers(result, root)
   end
 end
 
+--- Tell the server a task prompt is open (k1412.prepare): it loads the run machinery while the user
+--- types, so the first run starts as fast as later ones. Never waits and never bothers the user: with no
+--- server, or one that cannot prepare (an older server), the first run loads the machinery itself.
+--- @param client vim.lsp.Client?
+--- @param bufnr integer?
+--- @return boolean sent
+function M.prepare(client, bufnr)
+  if client == nil then
+    client = vim.lsp.get_clients({ name = C.CLIENT_NAME, bufnr = bufnr or 0 })[1]
+      or vim.lsp.get_clients({ name = C.CLIENT_NAME })[1]
+  end
+  if client == nil then
+    return false
+  end
+  local ok = client:request('workspace/executeCommand', { command = C.CMD_PREPARE, arguments = { vim.empty_dict() } },
+    function(err)
+      if err then
+        vim.lsp.log.warn('k1412: the server could not prepare for a run (the run loads it instead):', err.message)
+      end
+    end, bufnr)
+  return ok == true
+end
+
 --- Show how a run ended and tell `User K1412RunDone` listeners (the result is the autocmd's data).
 local function on_result(request_id, root)
   return function(err, result)
@@ -242,6 +265,7 @@ function M.delegate(command, ctx)
   local function send(args)
     start(client, C.CMD_DELEGATE, args, ctx.bufnr)
   end
+  M.prepare(client, ctx.bufnr)
   vim.ui.input({ prompt = 'K1412 sub-agent instruction (empty: read-only review): ' }, function(input)
     if input == nil then
       return

@@ -5,7 +5,8 @@ local M = {}
 
 --- The user's settings with defaults filled in.
 --- `vim.g.k1412 = { model = 'sol', configPath = '~/k.toml', user = 'alice', confirmEdits = false, cmd = {...} }`
---- @return { model: string?, configPath: string?, user: string?, confirmEdits: boolean, cmd: string[] }
+--- (`warmUpAtStart = true`: the server loads its run machinery once idle, not when a task prompt opens.)
+--- @return { model: string?, configPath: string?, user: string?, confirmEdits: boolean, warmUpAtStart: boolean, cmd: string[] }
 function M.settings()
   local g = vim.g.k1412
   if type(g) ~= 'table' then
@@ -30,6 +31,7 @@ function M.settings()
     configPath = config_path and vim.fs.normalize(config_path) or nil,
     user = text(C.SETTING_USER),
     confirmEdits = g[C.SETTING_CONFIRM_EDITS] == true,
+    warmUpAtStart = g[C.SETTING_WARM_UP_AT_START] == true,
     cmd = cmd,
   }
 end
@@ -42,6 +44,9 @@ function M.server_settings()
   out[C.SETTING_MODEL] = s.model
   out[C.SETTING_CONFIG_PATH] = s.configPath
   out[C.SETTING_USER] = s.user
+  if s.warmUpAtStart then -- sent only when on: the plugin sends k1412.prepare when a prompt opens
+    out[C.SETTING_WARM_UP_AT_START] = true
+  end
   return out
 end
 

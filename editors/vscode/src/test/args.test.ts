@@ -40,15 +40,23 @@ describe('parseServerCommand', () => {
 
 describe('settings and initializationOptions', () => {
   it('normalises missing and mistyped values', () => {
-    const raw: Record<string, unknown> = { model: '  sol ', configPath: 7, confirmEdits: 'yes' };
-    assert.deepEqual(readSettings((key) => raw[key]), { model: 'sol', configPath: '', user: '', confirmEdits: false });
+    const raw: Record<string, unknown> = { model: '  sol ', configPath: 7, confirmEdits: 'yes', warmUpAtStart: 1 };
+    assert.deepEqual(readSettings((key) => raw[key]),
+      { model: 'sol', configPath: '', user: '', confirmEdits: false, warmUpAtStart: false });
+    assert.equal(readSettings((key) => (key === 'warmUpAtStart' ? true : undefined)).warmUpAtStart, true);
   });
 
   it('leaves empty strings out of initializationOptions and always sends confirmEdits', () => {
-    assert.deepEqual(initializationOptions({ model: '', configPath: '/c.toml', user: 'alice', confirmEdits: true }),
-      { confirmEdits: true, configPath: '/c.toml', user: 'alice' });
-    assert.deepEqual(initializationOptions({ model: '', configPath: '', user: '', confirmEdits: false }),
+    assert.deepEqual(initializationOptions(
+      { model: '', configPath: '/c.toml', user: 'alice', confirmEdits: true, warmUpAtStart: false }),
+    { confirmEdits: true, configPath: '/c.toml', user: 'alice' });
+    assert.deepEqual(initializationOptions({ model: '', configPath: '', user: '', confirmEdits: false, warmUpAtStart: false }),
       { confirmEdits: false });
+  });
+
+  it('sends warmUpAtStart only when it is on', () => {
+    assert.deepEqual(initializationOptions({ model: '', configPath: '', user: '', confirmEdits: false, warmUpAtStart: true }),
+      { confirmEdits: false, warmUpAtStart: true });
   });
 });
 
