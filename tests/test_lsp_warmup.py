@@ -104,6 +104,8 @@ def test_an_idle_server_loads_nothing_until_the_prompt_opens_then_prepare_warms_
             _wait_for_log(server, "loads when the editor opens the task prompt")
             time.sleep(2.0)  # idle well past the idle warm-up's delay: by default nothing loads
             assert "run machinery ready" not in server.log() and "runtime built" not in server.log()
+            maps = Path(f"/proc/{server.proc.pid}/maps").read_text()
+            assert "pydantic_core" not in maps and "watchfiles" not in maps  # nothing of it is in memory
             first = _prepare(server, "p1", [{}])
             second = _prepare(server, "p2")  # the prompt opened again while the first warm-up runs
             _wait_for_log(server, "run machinery ready")

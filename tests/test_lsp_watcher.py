@@ -56,6 +56,9 @@ def test_busy_folders_leave_the_log_quiet_and_config_edits_still_reload(tmp_path
         raw = RawServer(ws, env={"K1412_CONFIG": str(config), "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
                                  "K1412_HOME": str(tmp_path / "state")})
         try:
+            # The watcher starts with the first configuration load: here the task prompt opening.
+            raw.send(frame(request("prepare", params={"command": "k1412.prepare", "arguments": []})))
+            raw.wait_for("prepare")
             _rewrite_until_reloaded(raw, config, model.base_url, 0)
             _churn(home, ws)
             # Events arrive in order: once this edit's reload is logged, the churn before it was seen too.

@@ -43,8 +43,9 @@ log = logging.getLogger(c.LOGGER_NAME)
 class RunService:
     """Owns the configuration, the runtime and the runs in flight for one server."""
 
-    def __init__(self, server: LanguageServer) -> None:
+    def __init__(self, server: LanguageServer, on_config_loaded: Callable[[], None] | None = None) -> None:
         self.server = server
+        self._on_config_loaded = on_config_loaded  # the server starts its config watcher then (loop thread)
         self._config: K1412Config | None = None
         self._runtime: Runtime | None = None
         self._runtime_lock = asyncio.Lock()
@@ -99,6 +100,8 @@ class RunService:
 
             self._config = load_config(self.settings.config_path, self._root_or_none())
             log.info("configuration loaded from %s", self._config.source)
+            if self._on_config_loaded is not None:
+                self._on_config_loaded()
         return self._config
 
     def reload_config(self) -> str:

@@ -56,8 +56,14 @@ class K1412LanguageServer(LanguageServer):
         if self._runs is None:
             from k1412_ls.lsp.runs import RunService
 
-            self._runs = RunService(self)
+            self._runs = RunService(self, on_config_loaded=self._config_loaded)
         return self._runs
+
+    def _config_loaded(self) -> None:
+        # The watcher (watchfiles, a thread: ~2 MiB) starts with the first configuration load: until a
+        # run or k1412.prepare needs the configuration, a change to it has nothing to reload.
+        if not self.watcher.config_files and not self.watcher.watched_dirs:
+            _restart_watcher(self)
 
     def _config_changed(self) -> None:
         log_to_client(self, self.runs.reload_config())
@@ -125,7 +131,6 @@ def on_initialize(ls: K1412LanguageServer, params: types.InitializeParams) -> No
 async def on_initialized(ls: K1412LanguageServer, params: types.InitializedParams) -> None:
     if get_capability(ls.client_capabilities, "workspace.configuration", False):
         await _pull_settings(ls)
-    _restart_watcher(ls)
     await asyncio.get_running_loop().run_in_executor(None, _sweep_write_temps, ls)
     ls.warm_up.at_start()  # the first run should not wait for imports: warm at the task prompt (or once idle)
 

@@ -35,10 +35,8 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import os
 import re
-import secrets
 import stat
 import time
 from collections.abc import Iterator
@@ -96,6 +94,8 @@ class Snapshot:
 
     @property
     def sha256(self) -> str:
+        import hashlib  # imported on use: libcrypto is ~0.6 MiB an idle language server need not hold
+
         return hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -346,11 +346,15 @@ def _current_umask() -> int:
 
 def bytes_version(data: bytes) -> str:
     """The version of a file holding ``data``."""
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
 
 
 def version_at(dir_fd: int, name: str) -> str:
     """The version of ``name`` in ``dir_fd`` now; anything but a regular file gets a version no read has."""
+    import hashlib
+
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -425,6 +429,8 @@ def _staged_temp(stage_fd: int, data: bytes, mode: int, group: int | None, *,
             os.close(fd)  # the unnamed file vanishes with its last descriptor
             raise
         return fd, None
+    import secrets
+
     name = f".k1412-{secrets.token_hex(6)}.tmp"
     # 0600 while the data is incomplete; the final mode is set before the rename.
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=stage_fd)
@@ -439,6 +445,8 @@ def _staged_temp(stage_fd: int, data: bytes, mode: int, group: int | None, *,
 
 def _name_unnamed(fd: int, stage_fd: int) -> str | None:
     """Link an unnamed file into ``stage_fd`` under a temp name; None if this system cannot."""
+    import secrets
+
     name = f".k1412-{secrets.token_hex(6)}.tmp"
     try:
         os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=stage_fd, follow_symlinks=True)
