@@ -1,6 +1,6 @@
 """list_files and search_files on a 100,000-file workspace against find and rg, side by side in one run.
 
-    python scripts/bench_scale.py [--files 100000] [--reps 5]
+    python scripts/bench_scale.py [--files 100000] [--reps 5] [--tree DIR] [--fallback-reps 1]
 
 The tree is bench_tools.py's deterministic one at 100k files (400 directories of 250 files,
 ``.gitignore`` with ``build/`` and ``*.log``: 10 % ignored). Rows, medians of interleaved reps:
@@ -71,21 +71,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--tree", help="keep the generated tree in this directory and reuse it next time")
     parser.add_argument("--fallback-reps", type=int, default=1,
                         help="repetitions of the pure-Python search (information only; 0 skips it)")
     args = parser.parse_args()
     bench_tools.TREE_FILES = args.files
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp).resolve()
+        root = Path(args.tree).resolve() if args.tree else Path(tmp).resolve()
+        marker = root.with_name(f"{root.name}.bench-{args.files}")  # beside the tree: not one of its files
         began = time.perf_counter()
-        counts = bench_tools.make_tree(root)
-        print(f"tree: {counts['files']} files ({counts['bytes'] / 1e6:.1f} MB) in "
-              f"{time.perf_counter() - began:.1f} s; python {sys.version.split()[0]}, {os.cpu_count()} cpus")
+        if marker.is_file():
+            print(f"tree: reusing {root} ({args.files} files)")
+        else:
+            if args.tree and root.exists() and any(root.iterdir()):
+                raise SystemExit(f"{root} is not empty and holds no tree of {args.files} files from this script.")
+            root.mkdir(parents=True, exist_ok=True)
+            counts = bench_tools.make_tree(root)
+            print(f"tree: {counts['files']} files ({counts['bytes'] / 1e6:.1f} MB) in "
+                  f"{time.perf_counter() - began:.1f} s")
+            if args.tree:
+                marker.write_text("")
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
         rows = bench_list(root, args.reps)
         search_rows, notes = bench_tools.bench_search(root, args.reps, args.fallback_reps, False)
         rows += [row for row in search_rows if row.target is not None]
-    print("search_files: ripgrep inside the kept readers' sandbox, --null records (no --json); "
-          "baseline: the same rg argv, unsandboxed")
+    print("search_files: ripgrep inside the readers' sandbox (bubblewrap), --null records (no --json), in a "
+          "session of its own; baseline: the same rg argv, unsandboxed, in a session of its own")
     for note in notes:
         print(f"  {note}")
     print(f"{'case':<48} {'k1412':>10} {'baseline':>26} {'ratio':>7}  target")
