@@ -56,31 +56,43 @@ class ReaderProcess(Protocol):
 
 
 class SandboxedProcess:
-    """A ripgrep started by the spawner: its pipes here, its exit code over its reply socket."""
+    """A ripgrep the spawner starts: its pipes here, its fate over its reply socket.
+
+    The search reads the pipes at once, without waiting for the spawner's first answer: the
+    answers (``pid``, then ``code``; or ``stale`` / ``error`` when nothing started, and the pipes
+    simply close) are read by :meth:`poll` and :meth:`wait`. After ``stale`` the caller searches
+    again in a fresh sandbox.
+    """
 
     def __init__(self, stdout: int, stderr: int, reply: socket.socket) -> None:
         self.stdout: IO[bytes] | None = os.fdopen(stdout, "rb")
         self.stderr: IO[bytes] | None = os.fdopen(stderr, "rb")
         self.returncode: int | None = None
+        self.stale = False
+        self.error: str | None = None
         self._reply = reply
         self._lock = threading.Lock()
 
     def _receive(self, block: bool) -> None:
         with self._lock:
-            if self.returncode is not None:
-                return
-            self._reply.setblocking(block)
-            try:
-                message = self._reply.recv(4096)
-            except BlockingIOError:
-                return
-            except OSError:
-                message = b""
-            if not message:  # the spawner went away: its program was killed with it
-                self.returncode = -9
-            else:
-                self.returncode = int(json.loads(message).get("code", -9))
-            self._reply.close()
+            while self.returncode is None:
+                self._reply.setblocking(block)
+                try:
+                    message = self._reply.recv(4096)
+                except BlockingIOError:
+                    return
+                except OSError:
+                    message = b""
+                answer = json.loads(message) if message else {}
+                if "pid" in answer:
+                    continue  # started; its code comes later
+                if answer.get("stale"):
+                    self.stale = True
+                elif "error" in answer:
+                    self.error = str(answer["error"])
+                # No answer at all: the spawner went away, and its program was killed with it.
+                self.returncode = int(answer.get("code", -9))
+                self._reply.close()
 
     def poll(self) -> int | None:
         self._receive(block=False)
@@ -97,6 +109,8 @@ class SandboxedProcess:
     def wait(self) -> int:
         self._receive(block=True)
         assert self.returncode is not None
+        if self.error is not None:
+            raise OSError(f"ripgrep did not start in the sandbox ({self.error})")
         return self.returncode
 
 
@@ -173,30 +187,24 @@ class ReaderSandbox:
                 and time.monotonic() - self.born < MAX_AGE_S)
 
     def spawn(self, argv: list[str]) -> SandboxedProcess | None:
-        """Start ``argv`` (cwd: the root) inside; None when this sandbox can no longer serve."""
+        """Ask for ``argv`` (cwd: the root) to start inside; None when this sandbox can no longer take requests."""
         self.used = time.monotonic()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            try:
-                request = json.dumps({"argv": argv, "cwd": self.root}).encode()
-                with self._send_lock:
-                    socket.send_fds(self._control, [request], [out_w, err_w, theirs.fileno()])
-            finally:
-                os.close(out_w)
-                os.close(err_w)
-                theirs.close()
-            answer = json.loads(mine.recv(4096) or b'{"stale": true}')
-        except (OSError, ValueError):
-            answer = {"stale": True}
-        if "pid" not in answer:
+            request = json.dumps({"argv": argv, "cwd": self.root}).encode()
+            with self._send_lock:
+                socket.send_fds(self._control, [request], [out_w, err_w, theirs.fileno()])
+        except OSError:
             os.close(out_r)
             os.close(err_r)
             mine.close()
-            if "error" in answer:
-                raise OSError(f"ripgrep did not start in the sandbox ({answer['error']})")
             return None
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+            theirs.close()
         return SandboxedProcess(out_r, err_r, mine)
 
     def close(self) -> None:
@@ -236,15 +244,16 @@ def _sandbox_for(prefix: list[str], root: str, env: dict[str, str], fresh: bool)
     return new
 
 
-def start_reader(wrapped: list[str], root: Path, env: dict[str, str]) -> ReaderProcess:
+def start_reader(wrapped: list[str], root: Path, env: dict[str, str], fresh: bool = False) -> ReaderProcess:
     """Start ``wrapped`` (``bwrap <flags> -- <program> ...``, cwd ``root``) in the kept sandbox.
 
-    Falls back to running ``wrapped`` itself (a fresh sandbox) when no sandbox can be kept.
+    ``fresh``: build a new one first (the kept one answered ``stale``). Falls back to running
+    ``wrapped`` itself (a fresh sandbox) when no sandbox can be kept.
     """
     cut = wrapped.index("--") + 1
     prefix, argv = wrapped[:cut], wrapped[cut:]
-    for fresh in (False, True):
-        sandbox = _sandbox_for(prefix, str(root), env, fresh)
+    for rebuild in (fresh, True):
+        sandbox = _sandbox_for(prefix, str(root), env, rebuild)
         if sandbox is None:
             break
         proc = sandbox.spawn(argv)

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import stat
 import subprocess
 import sys
-import threading
 
 Snapshot = list[tuple[int, int]]
 
@@ -68,38 +68,89 @@ def _covered_at_start(tmpfs: list[str], null: list[str]) -> bool:
         return False
 
 
-class Spawner:
-    """Starts one program per request, after checking the sandbox still covers what it did."""
+class Running:
+    """One started program: its process, a descriptor that signals it safely, and the host's reply socket."""
 
-    def __init__(self, root: str, tmpfs: list[str], null: list[str]) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], reply: socket.socket) -> None:
+        self.proc = proc
+        self.pidfd = os.pidfd_open(proc.pid)  # signals reach this child even once its pid is free again
+        self.reply = reply
+        self.listening = True
+
+    def kill(self) -> None:
+        try:
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        except OSError:
+            pass  # it has ended already
+
+
+class Spawner:
+    """Starts one program per request, after checking the sandbox still covers what it did.
+
+    One thread, one ``poll``: the control socket (requests), each program's reply socket (a word
+    or its closing kills the program) and each program's pidfd (readable once it ended: reaped,
+    its code sent). No thread is started per program, so a search costs the fewest wake-ups.
+    """
+
+    def __init__(self, root: str, tmpfs: list[str], null: list[str], control: socket.socket) -> None:
         self.root = root
         self.tmpfs = tmpfs
         self.null = null
+        self.control = control
         self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)  # pins the directory mounted at start
         held = os.fstat(self.root_fd)
         base = _snapshot(tmpfs, null, root)
         if base is None or not _covered_at_start(tmpfs, null) or base[-1] != (held.st_dev, held.st_ino):
             raise OSError("the sandbox does not cover what it should")
         self.baseline = base
-        self.lock = threading.Lock()
-        self.watchers: list[threading.Thread] = []
+        self.poller = select.poll()
+        self.by_reply: dict[int, Running] = {}
+        self.by_pidfd: dict[int, Running] = {}
 
-    def serve(self, request: dict[str, object], fds: list[int]) -> None:
-        """Start the program here (no thread start before it), then watch it from a thread of its own."""
+    def run(self) -> None:
+        """Serve until the control socket closes and every program started has ended."""
+        self.poller.register(self.control, select.POLLIN)
+        accepting = True
+        while accepting or self.by_pidfd:
+            for fd, _events in self.poller.poll():
+                if fd == self.control.fileno() and accepting:
+                    accepting = self._request()
+                    if not accepting:
+                        self.poller.unregister(self.control)
+                elif fd in self.by_reply:
+                    running = self.by_reply.pop(fd)
+                    self.poller.unregister(fd)  # once is enough: a closed socket would wake us forever
+                    running.listening = False
+                    running.kill()  # the host said "kill", or let go of the program
+                elif fd in self.by_pidfd:
+                    self._ended(self.by_pidfd.pop(fd))
+
+    def _request(self) -> bool:
+        """Take one request from the control socket; False once the host closed it."""
+        message, fds, _flags, _addr = socket.recv_fds(self.control, 1 << 20, 3)
+        if not message:
+            for fd in fds:
+                os.close(fd)
+            return False
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            return True
         out_fd, err_fd, reply_fd = fds
         reply = socket.socket(fileno=reply_fd)
         try:
-            proc = self._start(request, out_fd, err_fd, reply)
-        except OSError:
-            proc = None  # the host went away: nothing to answer
+            proc = self._start(json.loads(message), out_fd, err_fd, reply)
+        except (OSError, ValueError):
+            proc = None  # the host went away, or sent nonsense: nothing to answer
         if proc is None:
             reply.close()
-            return
-        watcher = threading.Thread(target=self._watch, args=(proc, reply), daemon=True)
-        with self.lock:
-            self.watchers = [w for w in self.watchers if w.is_alive()]
-            self.watchers.append(watcher)
-        watcher.start()
+            return True
+        running = Running(proc, reply)
+        self.by_reply[reply.fileno()] = running
+        self.by_pidfd[running.pidfd] = running
+        self.poller.register(reply, select.POLLIN)
+        self.poller.register(running.pidfd, select.POLLIN)
+        return True
 
     def _start(self, request: dict[str, object], out_fd: int, err_fd: int,
                reply: socket.socket) -> subprocess.Popen[bytes] | None:
@@ -128,69 +179,30 @@ class Spawner:
             proc.kill()  # the host gave up on it already
         return proc
 
-    def _watch(self, proc: subprocess.Popen[bytes], reply: socket.socket) -> None:
-        pidfd = os.pidfd_open(proc.pid)  # signals reach this child even once its pid is free again
-        killer = threading.Thread(target=self._kill_on_word, args=(reply, pidfd), daemon=True)
+    def _ended(self, running: Running) -> None:
+        self.poller.unregister(running.pidfd)
+        code = running.proc.wait()
+        if running.listening:
+            self.by_reply.pop(running.reply.fileno(), None)
+            self.poller.unregister(running.reply)
         try:
-            killer.start()
-            code = proc.wait()
-            reply.send(json.dumps({"code": code}).encode())
+            running.reply.send(json.dumps({"code": code}).encode())
         except OSError:
             pass  # the host went away: nothing to answer
-        finally:
-            if proc.returncode is None:
-                _kill(pidfd)
-                proc.wait()
-            if killer.is_alive():
-                reply.shutdown(socket.SHUT_RDWR)
-                killer.join()
-            os.close(pidfd)
-            reply.close()
-
-    @staticmethod
-    def _kill_on_word(reply: socket.socket, pidfd: int) -> None:
-        try:
-            reply.recv(64)  # "kill", or the host closing the socket: either way the program must stop
-        except OSError:
-            pass
-        _kill(pidfd)
-
-    def finish(self) -> None:
-        """Let every program still running end (each is killed when its host side lets go of it)."""
-        with self.lock:
-            watchers = list(self.watchers)
-        for watcher in watchers:
-            watcher.join()
-
-
-def _kill(pidfd: int) -> None:
-    try:
-        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-    except OSError:
-        pass  # it has ended already
+        running.reply.close()
+        os.close(running.pidfd)
 
 
 def main(argv: list[str]) -> int:
     control = socket.socket(fileno=int(argv[1]))
     checks = json.loads(argv[3])
     try:
-        spawner = Spawner(argv[2], list(checks["tmpfs"]), list(checks["null"]))
+        spawner = Spawner(argv[2], list(checks["tmpfs"]), list(checks["null"]), control)
     except OSError:
         control.send(b"unfit")
         return 1
     control.send(b"ready")
-    try:
-        while True:
-            message, fds, _flags, _addr = socket.recv_fds(control, 1 << 20, 3)
-            if not message:
-                break
-            if len(fds) != 3:
-                for fd in fds:
-                    os.close(fd)
-                continue
-            spawner.serve(json.loads(message), fds)
-    finally:
-        spawner.finish()
+    spawner.run()
     return 0
 
 

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from k1412_ls.tools.documents import WRITE_TEMP_GLOB
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.ignore import GlobFilter, walk_files
-from k1412_ls.tools.reader_sandbox import ReaderProcess, start_reader
+from k1412_ls.tools.reader_sandbox import ReaderProcess, SandboxedProcess, start_reader
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.trusted import trusted_program
 
@@ -182,25 +182,9 @@ def _parse_record(path_raw: bytes, rest: bytes) -> Match | None:
     return Match(rel, line, char_column, display_text(text.decode("utf-8", errors="replace"), cut))
 
 
-def rg_search(rg: str, root: Path, start: Path, query: str, regex: bool, glob: str | None, limit: int,
-              cancel: threading.Event | None = None,
-              confine: Confine | None = None) -> list[Match]:
-    """Search with ripgrep; returns up to ``limit`` matches in path/line order.
-
-    ``confine`` wraps the command line in the commands' sandbox: ripgrep opens
-    paths itself, so a directory swapped for a symlink mid-search could lead it
-    anywhere; inside the sandbox it can reach nothing a command could not
-    (K1412's state, secrets and config stay hidden). The sandbox is kept between
-    searches while it still covers what a fresh one would (``tools.reader_sandbox``).
-    """
-    argv = rg_command(rg, root, start, query, regex, glob)
-    proc: ReaderProcess
-    if confine is not None:
-        argv, extra = confine(argv)
-        proc = start_reader(argv, root, {"PATH": "/usr/bin:/bin", **extra})
-    else:
-        proc = subprocess.Popen(argv, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+def _collect(proc: ReaderProcess, limit: int,
+             cancel: threading.Event | None) -> tuple[list[Match], int, str, list[str]]:
+    """Read ripgrep's records until ``limit`` matches or its end: matches, exit code, stderr, why it was stopped."""
     done = threading.Event()
     stopped: list[str] = []
 
@@ -244,6 +228,32 @@ def rg_search(rg: str, root: Path, start: Path, query: str, regex: bool, glob: s
         stderr = "" if stopped_early else proc.stderr.read(4096).decode("utf-8", errors="replace")
         proc.stderr.close()
         code = proc.wait()
+    return out, code, stderr, stopped
+
+
+def rg_search(rg: str, root: Path, start: Path, query: str, regex: bool, glob: str | None, limit: int,
+              cancel: threading.Event | None = None,
+              confine: Confine | None = None) -> list[Match]:
+    """Search with ripgrep; returns up to ``limit`` matches in path/line order.
+
+    ``confine`` wraps the command line in the commands' sandbox: ripgrep opens
+    paths itself, so a directory swapped for a symlink mid-search could lead it
+    anywhere; inside the sandbox it can reach nothing a command could not
+    (K1412's state, secrets and config stay hidden). The sandbox is kept between
+    searches while it still covers what a fresh one would (``tools.reader_sandbox``).
+    """
+    argv = rg_command(rg, root, start, query, regex, glob)
+    if confine is not None:
+        argv, extra = confine(argv)
+        env = {"PATH": "/usr/bin:/bin", **extra}
+        proc: ReaderProcess = start_reader(argv, root, env)
+        out, code, stderr, stopped = _collect(proc, limit, cancel)
+        if isinstance(proc, SandboxedProcess) and proc.stale:  # the kept sandbox no longer covers what it did
+            out, code, stderr, stopped = _collect(start_reader(argv, root, env, fresh=True), limit, cancel)
+    else:
+        proc = subprocess.Popen(argv, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        out, code, stderr, stopped = _collect(proc, limit, cancel)
     if stopped == ["timeout"]:
         raise ToolError(f"The search took longer than {SEARCH_TIMEOUT_S:.0f} s; narrow it with path or glob.")
     if stopped == ["cancelled"]:
