@@ -408,6 +408,7 @@ def cli(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[s
                           capture_output=True, text=True, env=env, timeout=60)
 
 
+@pytest.mark.e2e
 def test_cli_success_failure_and_usage(ws: Path) -> None:
     ok = cli(ws, stdin=patch_of("*** Add File: hello.txt", "+hi"))
     assert (ok.returncode, ok.stdout) == (0, "Success. Updated the following files:\nA hello.txt\n")

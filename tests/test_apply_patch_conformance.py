@@ -81,6 +81,7 @@ def test_scenario_through_tool_handler(scenario: Path, tmp_path: Path) -> None:
     assert result.ok is not refused, result.data
 
 
+@pytest.mark.e2e
 def test_upstream_runner_accepts_our_command_line() -> None:
     require_fixtures()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}

@@ -15,6 +15,8 @@ import pytest
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 
+pytestmark = pytest.mark.e2e
+
 HELLO_TASK = "Create hello.py that prints hello world and run it"
 HELLO_SCRIPT = [
     {"tool_calls": [{"name": "write_file", "arguments": {"path": "hello.py",

@@ -11,6 +11,8 @@ from k1412_ls.state.store import StateStore
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:

@@ -10,8 +10,12 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
+
+pytestmark = pytest.mark.e2e
 
 
 def run_script(tmp_path: Path, ws: Path, task: str, script: list[dict]) -> tuple[dict, list[dict], list[dict]]:

@@ -91,6 +91,7 @@ SANDBOX_ONLY_ESCAPES: dict[str, str] = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("template", list(ESCAPES.values()), ids=list(ESCAPES))
 def test_timeout_leaves_no_survivor(ctx: ToolContext, template: str) -> None:
     mark = marker()
@@ -102,6 +103,7 @@ def test_timeout_leaves_no_survivor(ctx: ToolContext, template: str) -> None:
     assert_no_survivors(mark)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("template", list(ESCAPES.values()), ids=list(ESCAPES))
 def test_timeout_leaves_no_survivor_without_namespace(ctx: ToolContext, template: str) -> None:
     """Without the sandbox (K1412's own helpers) the group kill and the process cap catch everything."""
@@ -113,6 +115,7 @@ def test_timeout_leaves_no_survivor_without_namespace(ctx: ToolContext, template
     assert_no_survivors(mark)
 
 
+@pytest.mark.e2e
 @needs_sandbox
 @pytest.mark.parametrize("template", list(SANDBOX_ONLY_ESCAPES.values()), ids=list(SANDBOX_ONLY_ESCAPES))
 def test_pid_namespace_catches_setsid(ctx: ToolContext, template: str) -> None:
@@ -122,6 +125,7 @@ def test_pid_namespace_catches_setsid(ctx: ToolContext, template: str) -> None:
     assert_no_survivors(mark)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("template", list(ESCAPES.values())[:3], ids=list(ESCAPES)[:3])
 def test_cancel_leaves_no_survivor(ctx: ToolContext, template: str) -> None:
     mark = marker()
@@ -229,6 +233,7 @@ RSS_PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.e2e
 def test_one_100mb_line_keeps_server_memory_bounded(ctx: ToolContext) -> None:
     command = "head -c 100000000 /dev/zero | tr '\\0' x"
     probe = subprocess.run([sys.executable, "-c", RSS_PROBE, str(ctx.workspace.root), command],
@@ -327,6 +332,7 @@ class _AuthRequired(http.server.BaseHTTPRequestHandler):
         return
 
 
+@pytest.mark.e2e
 def test_git_clone_does_not_wait_for_credentials(ctx: ToolContext) -> None:
     ctx.services.sandbox = SandboxPolicy(network=True)  # the user allowed the network
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _AuthRequired)

@@ -90,6 +90,7 @@ def test_cwd_must_be_an_existing_directory(ctx: ToolContext, cwd: str) -> None:
     assert not (ctx.workspace.root / "created-here").exists()
 
 
+@pytest.mark.e2e
 def test_timeout_kills_and_reports_truthfully(ctx: ToolContext) -> None:
     started = time.monotonic()
     result = run(ctx, command="echo started; sleep 30", timeout_s=1)
@@ -115,6 +116,7 @@ def test_non_positive_timeout_is_rejected(ctx: ToolContext, timeout_s: float) ->
     assert "timeout_s" in result.data["error"]
 
 
+@pytest.mark.e2e
 def test_cancel_during_command_kills_it_promptly(ctx: ToolContext) -> None:
     timer = threading.Timer(0.5, ctx.cancel.set)
     timer.start()

@@ -14,6 +14,8 @@ from k1412_ls.core.render import describe_event
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 
+pytestmark = pytest.mark.e2e
+
 PRICES = {"input": 3.0, "cached_input": 0.3, "output": 15.0}
 PRICING = "pricing = { input = 3.0, cached_input = 0.3, output = 15.0, currency = \"USD\" }\n"
 TASK = "Create hello.py that prints hello world and run it"

@@ -13,6 +13,8 @@ import pytest
 from tests.support.cli import k1412
 from tests.support.eval_model import USAGE, EvalModelServer, expected_counts, write_suite
 
+pytestmark = pytest.mark.e2e
+
 ARM_KEYS = {"name", "runs", "completed", "unverified", "failed", "check_passed", "gate_precision", "gate_recall",
             "cost", "latency_s"}
 CALL_COST = ((USAGE["prompt_tokens"] - USAGE["cached_tokens"]) * 2.0 + USAGE["cached_tokens"] * 0.5

@@ -7,75 +7,138 @@ from pydantic import BaseModel, ConfigDict
 
 from k1412_ls.catalog import default_registry
 from k1412_ls.core.evidence import derive_requirements
+from k1412_ls.core.evidence.requirements import without_prohibitions
 from k1412_ls.core.intent import IntentDecision, classify_intent, select_tool_names
 from k1412_ls.text.vocabulary import ALL_TAGS, RULES, extract_targets
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 
-# (request, tags it must carry, tags it must not carry)
-REQUESTS: list[tuple[str, str, str]] = [
-    ("Create hello.py that prints hello", "artifact source", "execution report memory greeting"),
-    ("Write a Python script that prints the first 10 primes", "artifact source", "report"),
-    ("Run the tests", "execution", "artifact source report"),
-    ("Make sure the tests pass", "execution", "report"),
-    ("Fix the failing tests in tests/test_api.py", "artifact execution", "report"),
-    ("Add type hints to utils.py", "artifact", "execution report"),
-    ("Run the tests and write a report to results.md", "artifact execution report multistep", "memory"),
-    ("Benchmark bubble sort vs quicksort and write a report", "comparison measurement report execution", "memory"),
-    ("Which is faster, json or orjson? Measure it.", "comparison measurement question", "artifact"),
-    ("Compare config.yaml and config.prod.yaml", "comparison", "measurement execution"),
-    ("Start the dev server in the background and tail the logs", "process execution", "memory"),
-    ("Commit my changes with a good message", "git execution", "memory"),
-    ("Show me the git diff", "git", "artifact execution"),
-    ("What changed on this branch?", "git question", "artifact"),
-    ("Remember that I prefer tabs over spaces", "memory", "artifact execution git"),
-    ("Do you recall my preferred test runner?", "memory question", "artifact"),
-    ("Delegate a security review of auth.py to a sub-agent", "delegation analysis", "memory"),
-    ("What does parse_args() do?", "question workspace", "artifact execution"),
-    ("Explain the error handling in server.py", "analysis workspace", "artifact execution"),
-    ("What is 2+2?", "question", "workspace artifact execution"),
-    ("Hello!", "greeting", "question artifact execution"),
-    ("Thanks a lot", "greeting", "artifact"),
-    ("Hi, can you create notes.md with my todo list?", "artifact question", "greeting"),
-    ("First read main.py, then refactor the parser, then run the tests", "multistep artifact execution", "memory"),
-    ("Explain how the Node.js event loop works", "analysis", "artifact execution"),
-    ("Delete old.txt", "artifact", "execution"),
+# (request, every tag it gets): the whole set, so a rule that starts firing where it should not fails here.
+REQUESTS: list[tuple[str, str]] = [
+    ("Create hello.py that prints hello", "artifact change source"),
+    ("Write a Python script that prints the first 10 primes", "artifact change source workspace"),
+    ("Run the tests", "execution tests workspace"),
+    ("Make sure the tests pass", "execution tests workspace"),
+    ("Fix the failing tests in tests/test_api.py", "artifact change execution tests workspace"),
+    ("Add type hints to utils.py", "artifact change"),
+    ("Run the tests and write a report to results.md", "artifact change execution multistep report tests workspace"),
+    ("Benchmark bubble sort vs quicksort and write a report",
+     "artifact change comparison execution measurement multistep report"),
+    ("Which is faster, json or orjson? Measure it.", "comparison execution measurement question"),
+    ("Compare config.yaml and config.prod.yaml", "comparison"),
+    ("Start the dev server in the background and tail the logs", "execution process workspace"),
+    ("Commit my changes with a good message", "commit execution git workspace"),
+    ("Show me the git diff", "analysis git"),
+    ("What changed on this branch?", "git question"),
+    ("Remember that I prefer tabs over spaces", "memory"),
+    ("Delegate a security review of auth.py to a sub-agent", "analysis delegation"),
+    ("What does parse_args() do?", "question workspace"),
+    ("Explain the error handling in server.py", "analysis workspace"),
+    ("What is 2+2?", "question"),
+    ("Hello!", "greeting"),
+    ("Thanks a lot", "greeting"),
+    ("Hi, can you create notes.md with my todo list?", "analysis artifact change question"),
+    ("First read main.py, then refactor the parser, then run the tests",
+     "analysis artifact change execution multistep tests workspace"),
+    ("Explain how the Node.js event loop works", "analysis"),
+    ("Delete old.txt", "artifact change deletion"),
+    ("Tell me a joke", ""),
     # Chinese and mixed
-    ("创建一个名为 data.csv 的文件", "artifact", "execution report greeting"),
-    ("运行测试", "execution", "artifact report"),
-    ("写一个脚本，统计 words.txt 中的单词数", "artifact source", "report"),
-    ("生成报告", "report artifact", "source"),  # generating a report makes a file
-    ("比较两个排序算法的性能", "comparison measurement execution", "memory"),
-    ("做一个基准测试，比较 list 和 deque 的速度", "measurement comparison", "memory"),
-    ("这个函数是做什么的？", "question workspace", "artifact execution greeting"),
-    ("你好", "greeting", "question artifact execution"),
-    ("谢谢！", "greeting", "artifact"),
-    ("修复 utils.py 中的 bug 并运行测试", "artifact execution", "report"),
-    ("在后台启动开发服务器", "process execution", "memory"),
-    ("提交代码到新分支", "git execution", "memory"),
-    ("记住我喜欢用 pytest", "memory", "artifact"),
-    ("把这个任务委派给一个子代理", "delegation", "memory"),
-    ("分析一下这个项目的目录结构", "analysis workspace", "artifact execution"),
-    ("首先读取 main.py，然后重构解析器，最后运行测试", "multistep artifact execution", "memory"),
-    ("请帮我写一个 Python 函数计算斐波那契数列", "artifact source", "report"),
-    ("把结果保存到 results.json", "artifact", "memory"),
-    ("今天天气怎么样？", "question", "workspace artifact execution"),
-    ("用 pytest 跑一下 tests/test_api.py", "execution", "artifact report"),
+    ("创建一个名为 data.csv 的文件", "artifact change workspace"),
+    ("运行测试", "execution tests"),
+    ("写一个脚本，统计 words.txt 中的单词数", "artifact source workspace"),
+    ("生成报告", "artifact change report"),  # generating a report makes a file
+    ("比较两个排序算法的性能", "comparison execution measurement"),
+    ("做一个基准测试，比较 list 和 deque 的速度", "analysis comparison execution measurement tests"),
+    ("这个函数是做什么的？", "question workspace"),
+    ("你好", "greeting"),
+    ("谢谢！", "greeting"),
+    ("修复 utils.py 中的 bug 并运行测试", "artifact change execution tests"),
+    ("在后台启动开发服务器", "execution process"),  # starting the dev server writes no code
+    ("开发一个服务器程序", "artifact source"),
+    ("提交代码到新分支", "commit execution git workspace"),
+    ("把这个任务委派给一个子代理", "delegation workspace"),
+    ("分析一下这个项目的目录结构", "analysis workspace"),
+    ("首先读取 main.py，然后重构解析器，最后运行测试", "analysis artifact execution multistep tests"),
+    ("请帮我写一个 Python 函数计算斐波那契数列", "artifact source workspace"),
+    ("把结果保存到 results.json", "artifact"),
+    ("今天天气怎么样？", "question"),
+    ("用 pytest 跑一下 tests/test_api.py", "execution tests workspace"),
+    # Adversarial: trigger words inside identifiers, file names, URLs, shouting, a greeting before the work
+    ("Explain what create_file() in utils.py does", "analysis workspace"),
+    ("Open run_tests.py and tell me what it checks", "analysis"),
+    ("Read https://example.org/create-new-file.html and summarize it", "analysis"),
+    ("RUN THE TESTS", "execution tests workspace"),
+    ("Hi! Run the tests please", "execution tests workspace"),
+    ("你好，帮我运行测试", "execution tests"),
 ]
 
 
-@pytest.mark.parametrize(("request_text", "present", "absent"), REQUESTS, ids=[r[0][:40] for r in REQUESTS])
-def test_classify_intent(request_text: str, present: str, absent: str) -> None:
+@pytest.mark.parametrize(("request_text", "tags"), REQUESTS, ids=[r[0][:40] for r in REQUESTS])
+def test_classify_intent(request_text: str, tags: str) -> None:
     decision = classify_intent(request_text)
-    assert set(present.split()) <= decision.tags, (decision.tags, decision.rules)
-    assert not set(absent.split()) & decision.tags, (decision.tags, decision.rules)
+    assert decision.tags == frozenset(tags.split()), (sorted(decision.tags), decision.rules)
     # Every tag is explained by a named rule that gave it.
     for tag in decision.tags - {"multistep"}:
         assert any(tag in rule.tags for rule in RULES if rule.name in decision.rules), tag
 
 
 def test_request_table_is_large_and_bilingual() -> None:
-    chinese = [r for r, _, _ in REQUESTS if any("\u4e00" <= ch <= "\u9fff" for ch in r)]
+    chinese = [r for r, _ in REQUESTS if any("\u4e00" <= ch <= "\u9fff" for ch in r)]
     assert len(REQUESTS) >= 40 and len(chinese) >= 15
+
+
+def _offered(request: str) -> set[str]:
+    """The tools beyond the core ones a run offers its model for ``request`` (as the runtime routes it)."""
+    tools = list(default_registry())
+    core = {t.name for t in tools if "core" in t.tags}
+    return set(select_tool_names(tools, classify_intent(without_prohibitions(request)))) - core
+
+
+# What the user sees: the tools the model is offered, and the evidence the run needs before it may say
+# ``completed`` (a request that forbids something asks for none of it).
+USER_VISIBLE: list[tuple[str, set[str], tuple[str, ...]]] = [
+    ("你好", set(), ()),
+    ("Tell me a joke", set(), ()),
+    ("Create hello.py that prints hello", {"git_diff", "git_status"}, ("artifact", "source")),
+    ("Run the tests", set(), ("execution", "tests")),
+    ("Remember that I prefer tabs over spaces", {"remember", "recall", "forget"}, ()),
+    ("Start the dev server in the background and tail the logs", {"process_start", "process_poll", "process_cancel"},
+     ("execution",)),
+    ("在后台启动开发服务器", {"process_start", "process_poll", "process_cancel"}, ("execution",)),
+    ("Delegate a security review of auth.py to a sub-agent", {"spawn_agent"}, ("inspection",)),
+    ("First read main.py, then refactor the parser, then run the tests", {"git_diff", "git_status", "update_plan"},
+     ("artifact", "execution", "tests")),
+    ("Benchmark bubble sort vs quicksort and write a report", {"git_diff", "git_status", "update_plan"},
+     ("artifact", "execution", "report", "benchmark")),
+    # Adversarial: what the request forbids, or only names, is not asked for.
+    ("Don't create any files; just explain what main.py does", set(), ("inspection",)),
+    ("Please do not run anything, only read config.yaml", set(), ("inspection",)),
+    ("不要修改任何文件，只告诉我 main.py 做了什么", set(), ("inspection",)),
+    ("Do not commit; just show me the git diff", {"git_diff", "git_status"}, ("inspection",)),
+    ("Explain what create_file() in utils.py does", set(), ("inspection",)),
+    ("Open run_tests.py and tell me what it checks", set(), ("inspection",)),
+    ("Read https://example.org/create-new-file.html and summarize it", set(), ()),
+]
+
+
+@pytest.mark.parametrize(("request_text", "tools", "kinds"), USER_VISIBLE, ids=[r[0][:40] for r in USER_VISIBLE])
+def test_what_the_user_sees(request_text: str, tools: set[str], kinds: tuple[str, ...]) -> None:
+    assert _offered(request_text) == tools
+    assert derive_requirements(request_text).kinds == kinds
+
+
+# Known misclassifications a user would notice; strict, so fixing one fails here until it moves up.
+KNOWN_WRONG: list[tuple[str, tuple[str, ...], str]] = [
+    ("Remember that I prefer pytest", (), "naming a test runner in a preference asks to run tests"),
+    ("记住我喜欢用 pytest", (), "naming a test runner in a preference asks to run tests"),
+    ("What does `git commit --amend` do?", (), "a question about a command asks to run one"),
+]
+
+
+@pytest.mark.parametrize(("request_text", "kinds", "why"), [
+    pytest.param(r, k, why, marks=pytest.mark.xfail(strict=True, reason=why)) for r, k, why in KNOWN_WRONG])
+def test_known_misclassifications(request_text: str, kinds: tuple[str, ...], why: str) -> None:
+    assert derive_requirements(request_text).kinds == kinds, why
 
 
 def test_rules_are_named_uniquely_and_use_known_tags() -> None:
@@ -154,10 +217,10 @@ def test_real_catalogue_keeps_core_and_hides_unrelated_families() -> None:
     assert memory == core | {"remember", "recall", "forget"}
 
 
-def test_evidence_and_intent_share_one_decision() -> None:
-    request = "Benchmark bubble sort vs quicksort and write a report"
-    decision = classify_intent(request)
-    requirements = derive_requirements(request)
-    assert set(decision.rules) <= set(requirements.rules)
-    assert requirements.kinds == ("artifact", "execution", "report", "benchmark")
-    assert isinstance(decision, IntentDecision)
+def test_the_evidence_gate_uses_the_decision_it_is_given() -> None:
+    """One classification per run: the gate's requirements follow the decision the runtime passes in."""
+    request = "Run the tests"
+    assert derive_requirements(request).kinds == ("execution", "tests")
+    greeting = classify_intent("Hello!")
+    assert isinstance(greeting, IntentDecision)
+    assert derive_requirements(request, decision=greeting).kinds == ()

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from k1412_ls.catalog import default_registry
 from k1412_ls.config import build_config
 from k1412_ls.core.events import read_events
@@ -92,6 +94,7 @@ def test_model_error_fails_the_run(tmp_path: Path, ws: Path) -> None:
     assert read_events(Path(result.events_path))[-1].type == "run.failed"
 
 
+@pytest.mark.e2e
 def test_cancel_kills_the_command_and_ends_cancelled(tmp_path: Path, ws: Path) -> None:
     model = ScriptedChatModel([{"tool_calls": [{"name": "run_command",
                                                 "arguments": {"command": "sleep 121.5; echo k1412-survivor"}}]}])

@@ -20,7 +20,7 @@ from k1412_ls.lsp import constants as c
 from k1412_ls.tools.sandbox import bubblewrap
 from tests.support.lsp_client import lsp_session
 
-pytestmark = pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")]
 
 COMMIT = "git -c user.name=k -c user.email=k@k commit -q --allow-empty -m agent && echo committed"
 SCRIPT = [

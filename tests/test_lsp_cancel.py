@@ -14,6 +14,8 @@ from pygls.exceptions import JsonRpcRequestCancelled
 from k1412_ls.lsp import constants as c
 from tests.support.lsp_client import CLIENT_NAMES, Session, lsp_session, wait_until
 
+pytestmark = pytest.mark.e2e
+
 
 def processes_with_arg(arg: str) -> list[int]:
     """Live (non-zombie) processes whose command line contains ``arg`` exactly."""

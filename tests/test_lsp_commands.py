@@ -11,8 +11,9 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from k1412_ls.lsp import constants as c
 from tests.support.lsp_client import CLIENT_NAMES, lsp_session
+from tests.test_lsp_command_args import WRONG_ARGUMENTS
 
-pytestmark = pytest.mark.parametrize("client", CLIENT_NAMES)
+pytestmark = [pytest.mark.e2e, pytest.mark.parametrize("client", CLIENT_NAMES)]
 
 
 async def test_capabilities_advertise_commands_and_code_actions(tmp_path: Path, client: str) -> None:
@@ -56,21 +57,15 @@ async def test_list_models_lists_configured_models(tmp_path: Path, client: str) 
         assert by_id["deepseek-v4-pro"]["reasoning_effort"] == "max"
 
 
-@pytest.mark.parametrize(("command", "argument", "fragment"), [
-    (c.CMD_RUN_TASK, {"task": 5}, "'task'"),
-    (c.CMD_RUN_TASK, {"task": "x", "bogus": 1}, "'bogus'"),
-    (c.CMD_RUN_TASK, "just a string", "one object argument"),
-    (c.CMD_CANCEL_RUN, {"runId": 7}, "'runId'"),
-    (c.CMD_DELEGATE, {"uri": "file:///x", "range": {"start": {"line": -1, "character": 0}}}, "range"),
-    (c.CMD_LIST_MODELS, {"verbose": True}, "'verbose'"),
-])
-async def test_wrong_arguments_get_invalid_params(tmp_path: Path, client: str, command: str, argument: object,
-                                                  fragment: str) -> None:
+async def test_wrong_arguments_get_invalid_params(tmp_path: Path, client: str) -> None:
+    """Each command's bad argument, over the wire in one session (the table is tests/test_lsp_command_args.py)."""
     async with lsp_session(tmp_path, client=client) as session:
-        with pytest.raises(JsonRpcInvalidParams) as caught:
-            await session.command(command, argument)
-        assert fragment in caught.value.message
-        assert caught.value.data is None
+        for command, argument, fragment in WRONG_ARGUMENTS:
+            with pytest.raises(JsonRpcInvalidParams) as caught:
+                await session.command(command, argument)
+            assert fragment in caught.value.message, (command, argument)
+            assert caught.value.data is None
+        assert await session.command(c.CMD_LIST_MODELS, {}), "the server still answers"
 
 
 async def test_unknown_model_is_refused_before_the_run(tmp_path: Path, client: str) -> None:

@@ -10,6 +10,8 @@ from lsprotocol import types
 from k1412_ls.lsp import constants as c
 from tests.support.lsp_client import CLIENT_NAMES, lsp_session, wait_until
 
+pytestmark = pytest.mark.e2e
+
 TASK = "Change world to K1412 in hello.py, create new.py that prints ok, then run both to check."
 
 

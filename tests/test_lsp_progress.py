@@ -11,6 +11,8 @@ from lsprotocol import types
 from k1412_ls.lsp import constants as c
 from tests.support.lsp_client import CLIENT_NAMES, lsp_session
 
+pytestmark = pytest.mark.e2e
+
 TASK = "Create hello.py that prints hello, then run it."
 SCRIPT = [
     {"tool_calls": [{"name": "write_file", "arguments": {"path": "hello.py", "content": "print('hello')\n"}}]},

@@ -1,4 +1,9 @@
-"""End to end: malformed input gets exactly one sanitized reply and the server stays responsive."""
+"""Malformed input gets exactly one sanitized reply and the server stays responsive.
+
+The requests that leave the server as it was share one server process (``raw``, byte level: each
+reply is checked as sent); shutdown, start-up order, cancellation and a busy run each get their own
+server and are end to end (``-m e2e``).
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,17 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
 from pygls.exceptions import (
     JsonRpcException,
-    JsonRpcInvalidParams,
     JsonRpcInvalidRequest,
-    JsonRpcMethodNotFound,
     JsonRpcRequestCancelled,
     JsonRpcServerNotInitialized,
 )
@@ -24,7 +30,47 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.protocol import sanitize_error
 from k1412_ls.text.redact import Redactor
+from tests.conftest import write_config
 from tests.support.lsp_client import SERVER_COMMAND, Session, lsp_session, make_editor_client, wait_until
+from tests.support.raw_lsp import RawServer, frame, request
+
+PARSE_ERROR = {"code": -32700, "message": "The message is not valid JSON; resend it."}
+
+
+@pytest.fixture(scope="module")
+def raw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
+    """One server for every test whose input leaves it as it was."""
+    home = tmp_path_factory.mktemp("robustness")
+    (home / "ws").mkdir()
+    config = write_config(home / "k1412.toml", "http://127.0.0.1:9/v1")
+    server = RawServer(home / "ws", env={"K1412_CONFIG": str(config), "K1412_HOME": str(home / "state")})
+    yield server
+    server.close()
+
+
+def _reply(server: RawServer, msg_id: str, method: str = "workspace/executeCommand",
+           params: Any = None) -> dict[str, Any]:
+    """Send one request; return its only reply."""
+    server.send(frame(request(msg_id, method, params)))
+    server.wait_for(msg_id)
+    replies = server.answers(msg_id)
+    assert len(replies) == 1, replies
+    return replies[0]
+
+
+def _serving(server: RawServer, msg_id: str) -> None:
+    """The server still answers a real request with the configured models."""
+    assert _reply(server, msg_id)["result"], "listModels answered with the configured models"
+
+
+def _refusals(server: RawServer) -> list[dict[str, Any]]:
+    """The messages that told the client a frame was refused."""
+    return [m for m in list(server.replies) if m.get("method") in ("window/showMessage", "window/logMessage")
+            and "refused" in m["params"]["message"]]
+
+
+def _command(command: str, *arguments: Any) -> dict[str, Any]:
+    return {"command": command, "arguments": list(arguments)}
 
 
 async def _request(session: Session, method: str, params: object, timeout: float = 10) -> object:
@@ -47,26 +93,52 @@ async def _responsive(session: Session) -> None:
     assert await session.command(c.CMD_LIST_MODELS, {}, timeout=10)
 
 
-async def test_wrongly_typed_params_get_invalid_params(tmp_path: Path) -> None:
-    async with lsp_session(tmp_path) as session:
-        bad = {"textDocument": 5, "range": "everything", "context": None}
-        with pytest.raises(JsonRpcInvalidParams) as caught:
-            await _raw_request(session.client, "bad-1", types.TEXT_DOCUMENT_CODE_ACTION, bad)
-        assert "textDocument/codeAction" in caught.value.message
-        await _responsive(session)
+def test_wrongly_typed_params_get_invalid_params(raw: RawServer) -> None:
+    bad = {"textDocument": 5, "range": "everything", "context": None}
+    error = _reply(raw, "bad-1", types.TEXT_DOCUMENT_CODE_ACTION, bad)["error"]
+    assert error["code"] == -32602 and "textDocument/codeAction" in error["message"], error
+    _serving(raw, "after-bad-1")
 
 
-async def test_unknown_methods_get_method_not_found_and_unknown_notifications_are_ignored(tmp_path: Path) -> None:
-    async with lsp_session(tmp_path) as session:
-        session.client.protocol.notify("k1412/noSuchNotification", {"x": 1})
-        with pytest.raises(JsonRpcMethodNotFound):
-            await _request(session, "k1412/noSuchMethod", {"x": 1})
-        with pytest.raises(JsonRpcInvalidParams) as caught:
-            await session.command("k1412.noSuchCommand", {})
-        assert "noSuchCommand" in caught.value.message
-        await _responsive(session)
+def test_unknown_methods_get_method_not_found_and_unknown_notifications_are_ignored(raw: RawServer) -> None:
+    raw.send(frame({"jsonrpc": "2.0", "method": "k1412/noSuchNotification", "params": {"x": 1}}))
+    assert _reply(raw, "unknown-1", "k1412/noSuchMethod", {"x": 1})["error"]["code"] == -32601
+    error = _reply(raw, "unknown-2", params=_command("k1412.noSuchCommand", {}))["error"]
+    assert error["code"] == -32602 and "noSuchCommand" in error["message"], error
+    _serving(raw, "after-unknown")
+    assert not [r for r in raw.answers(None) if r.get("error", {}).get("code") == -32601], "notifications get no reply"
 
 
+@pytest.mark.parametrize("declared", [99_999_999_999_999, 2_000_000_000, c.MAX_FRAME_BYTES + 1])
+def test_oversized_frames_are_refused_without_crash_or_hang(raw: RawServer, declared: int) -> None:
+    told = len(_refusals(raw))
+    data = f"Content-Length: {declared}\r\n\r\n".encode()
+    if declared == c.MAX_FRAME_BYTES + 1:  # a real oversized body follows its header
+        head, tail = b'{"jsonrpc":"2.0","id":99,"method":"x","params":"', b'"}'
+        data += head + b"x" * (declared - len(head) - len(tail)) + tail
+    raw.send(data)
+    _serving(raw, f"after-oversized-{declared}")
+    assert len(_refusals(raw)) > told, "the client is told the frame was refused"
+    assert raw.answers(99) == [], "the refused body was not run"
+
+
+def test_a_body_that_is_not_json_gets_a_parse_error_and_the_server_goes_on(raw: RawServer) -> None:
+    before = len(raw.answers(None))
+    raw.send(frame(b"{this is not json"))
+    _serving(raw, "after-parse-error")
+    parse_errors = raw.answers(None)[before:]
+    assert [r.get("error") for r in parse_errors] == [PARSE_ERROR], parse_errors  # one reply, id null
+    assert parse_errors[0]["jsonrpc"] == "2.0" and parse_errors[0]["id"] is None
+
+
+def test_error_replies_are_redacted(raw: RawServer) -> None:
+    secret = "sk-proj-" + "A1b2C3d4" * 4
+    error = _reply(raw, "secret-1", params=_command(c.CMD_RUN_TASK, {"task": "hi", "model": secret}))["error"]
+    assert secret not in json.dumps(error) and "[REDACTED]" in error["message"], error
+    assert error.get("data") is None
+
+
+@pytest.mark.e2e
 async def test_requests_after_shutdown_get_invalid_request(tmp_path: Path) -> None:
     async with lsp_session(tmp_path) as session:
         await asyncio.wait_for(session.client.shutdown_async(None), 10)
@@ -80,6 +152,7 @@ async def test_requests_after_shutdown_get_invalid_request(tmp_path: Path) -> No
         assert await asyncio.wait_for(process.wait(), 10) == 0
 
 
+@pytest.mark.e2e
 async def test_requests_before_initialize_get_server_not_initialized(tmp_path: Path) -> None:
     config = ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_editor_client,
                                 server_env=dict(os.environ))
@@ -100,6 +173,7 @@ async def test_requests_before_initialize_get_server_not_initialized(tmp_path: P
         await client.stop()
 
 
+@pytest.mark.e2e
 async def test_a_cancelled_request_gets_one_reply_and_later_requests_still_work(tmp_path: Path) -> None:
     script = [{"delay_s": 5, "content": "late"}]
     async with lsp_session(tmp_path, script) as session:
@@ -124,6 +198,7 @@ async def test_a_cancelled_request_gets_one_reply_and_later_requests_still_work(
         assert len(replies) == 1
 
 
+@pytest.mark.e2e
 async def test_a_flood_of_did_change_during_a_run_is_absorbed(tmp_path: Path) -> None:
     script = [
         {"delay_s": 1.0, "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
@@ -143,37 +218,6 @@ async def test_a_flood_of_did_change_during_a_run_is_absorbed(tmp_path: Path) ->
         assert "line 399 😀" in tool_message  # the agent read the buffer after every keystroke
 
 
-@pytest.mark.parametrize("declared", [99_999_999_999_999, 2_000_000_000, c.MAX_FRAME_BYTES + 1])
-async def test_oversized_frames_are_refused_without_crash_or_hang(tmp_path: Path, declared: int) -> None:
-    async with lsp_session(tmp_path) as session:
-        stdin = session.client._server.stdin
-        stdin.write(f"Content-Length: {declared}\r\n\r\n".encode())
-        if declared == c.MAX_FRAME_BYTES + 1:  # a real oversized body follows its header
-            head, tail = b'{"jsonrpc":"2.0","id":99,"method":"x","params":"', b'"}'
-            stdin.write(head + b"x" * (declared - len(head) - len(tail)) + tail)
-        await stdin.drain()
-        await _responsive(session)
-        await wait_until(lambda: any("refused" in m.message for m in session.client.messages))
-
-
-async def test_a_body_that_is_not_json_gets_a_parse_error_and_the_server_goes_on(tmp_path: Path) -> None:
-    async with lsp_session(tmp_path) as session:
-        stdin = session.client._server.stdin
-        body = b"{this is not json"
-        stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-        await stdin.drain()
-        await _responsive(session)
-
-
-async def test_error_replies_are_redacted(tmp_path: Path) -> None:
-    secret = "sk-proj-" + "A1b2C3d4" * 4
-    async with lsp_session(tmp_path) as session:
-        with pytest.raises(JsonRpcException) as caught:
-            await session.command(c.CMD_RUN_TASK, {"task": "hi", "model": secret})
-        assert secret not in caught.value.message and "[REDACTED]" in caught.value.message
-        assert caught.value.data is None
-
-
 @pytest.mark.parametrize(("error", "expected"), [
     (types.ResponseError(code=-32603, message="ValueError: token sk-proj-abcdefghijklmnopqrstuvwx",
                          data={"traceback": ["File x.py, line 1"]}),
@@ -190,9 +234,8 @@ def test_sanitize_error_drops_data_and_secrets(error: types.ResponseError, expec
     assert clean.code == error.code
 
 
+@pytest.mark.e2e
 def test_the_server_writes_nothing_but_protocol_to_stdout(tmp_path: Path) -> None:
-    import subprocess
-
     message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "shutdown"}).encode()
     frames = b"Content-Length: %d\r\n\r\n%s" % (len(message), message)
     exit_message = json.dumps({"jsonrpc": "2.0", "method": "exit"}).encode()

@@ -42,6 +42,7 @@ def test_a_bad_value_keeps_the_previous_one() -> None:
     assert problems == ["Setting 'k1412.confirmEdits' must be true or false; its previous value is kept."]
 
 
+@pytest.mark.e2e
 async def test_bad_initialization_options_are_shown_and_defaults_kept(tmp_path: Path) -> None:
     options = {"k1412": {"confirmEdits": "yes", "model": 5}}
     async with lsp_session(tmp_path, HELLO, init_options=options) as session:
@@ -52,6 +53,7 @@ async def test_bad_initialization_options_are_shown_and_defaults_kept(tmp_path: 
         assert result["status"] == "completed"
 
 
+@pytest.mark.e2e
 async def test_the_model_setting_applies_and_did_change_configuration_resets_it(tmp_path: Path) -> None:
     async with lsp_session(tmp_path, HELLO, init_options={"k1412": {"model": "no-such"}}) as session:
         with pytest.raises(JsonRpcInvalidParams) as caught:
@@ -63,6 +65,7 @@ async def test_the_model_setting_applies_and_did_change_configuration_resets_it(
         assert result["status"] == "completed"
 
 
+@pytest.mark.e2e
 async def test_confirm_edits_asks_the_editor_to_confirm(tmp_path: Path) -> None:
     script = [
         {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "new\n"}}]},
@@ -80,6 +83,7 @@ async def test_confirm_edits_asks_the_editor_to_confirm(tmp_path: Path) -> None:
         assert (session.root / "a.txt").read_text(encoding="utf-8") == "new\n"
 
 
+@pytest.mark.e2e
 async def test_changing_the_config_file_reloads_it(tmp_path: Path) -> None:
     async with lsp_session(tmp_path, HELLO) as session:
         extra = '[models.extra-model]\nprovider = "test"\nprovider_model = "x"\n'
@@ -97,6 +101,7 @@ async def test_changing_the_config_file_reloads_it(tmp_path: Path) -> None:
         assert "extra-model" in {model["id"] for model in models}
 
 
+@pytest.mark.e2e
 async def test_the_config_path_setting_switches_configuration(tmp_path: Path) -> None:
     async with lsp_session(tmp_path, HELLO) as session:
         other = write_config(tmp_path / "other.toml", session.model.base_url, model="other-default")
@@ -113,6 +118,7 @@ def test_editor_side_keys_in_the_section_are_not_reported() -> None:
     assert settings.model == "sol" and problems == []
 
 
+@pytest.mark.e2e
 async def test_a_workspace_config_created_later_is_picked_up(tmp_path: Path) -> None:
     async with lsp_session(tmp_path, HELLO, env={"K1412_CONFIG": ""}) as session:
         assert "late-model" not in {m["id"] for m in await session.command(c.CMD_LIST_MODELS, {})}

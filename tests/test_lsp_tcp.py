@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.e2e
+
 
 def free_port() -> int:
     with socket.socket() as sock:

@@ -12,6 +12,8 @@ from lsprotocol import types
 from k1412_ls.lsp import constants as c
 from tests.support.lsp_client import CLIENT_NAMES, Session, lsp_session, wait_until
 
+pytestmark = pytest.mark.e2e
+
 TASK = "Change world to there in hello.py, create new.py, delete old.txt with rm, then run hello.py."
 REASON = "I will greet there instead of world and add new.py."
 SCRIPT = [

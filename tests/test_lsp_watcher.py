@@ -12,6 +12,8 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
 from k1412_ls.lsp.watcher import WorkspaceWatcher, watch_plan
 from tests.conftest import write_config
 from tests.support.raw_lsp import RawServer, frame, request
@@ -45,6 +47,7 @@ def _rewrite_until_reloaded(raw: RawServer, config: Path, base_url: str, seen: i
     raise AssertionError(f"the configuration was never reloaded; log: {raw.log()[-2000:]}")
 
 
+@pytest.mark.e2e
 def test_busy_folders_leave_the_log_quiet_and_config_edits_still_reload(tmp_path: Path) -> None:
     home = tmp_path / "home"
     ws = tmp_path / "ws"

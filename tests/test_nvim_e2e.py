@@ -22,6 +22,8 @@ import pytest
 from tests.conftest import write_config
 from tests.support.scripted_server import ScriptedServer
 
+pytestmark = pytest.mark.e2e
+
 REPO = Path(__file__).resolve().parents[1]
 NVIM_DIR = REPO / "editors" / "nvim"
 TASK = "Change x to 2 in app.py"

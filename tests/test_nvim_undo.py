@@ -10,6 +10,8 @@ from tests.conftest import write_config
 from tests.support.scripted_server import ScriptedServer
 from tests.test_nvim_e2e import APP, PRELUDE, run_nvim
 
+pytestmark = pytest.mark.e2e
+
 TASK = "Change x to 2 in app.py, create new.py and delete old.txt with rm"
 SCRIPT = [
     {"tool_calls": [{"name": "patch_file", "arguments": {

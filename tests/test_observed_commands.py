@@ -31,6 +31,7 @@ def run(ctx: ToolContext, command: str) -> dict:
     return result.facts
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("command", [
     "python3 -m pytest -q || true",
     "python3 -m pytest -q; exit 0",
@@ -47,6 +48,7 @@ def test_masked_test_failures_are_observed(ctx: ToolContext, ws: Path, command: 
     assert statuses and statuses[0] == 1, facts["observed"]
 
 
+@pytest.mark.e2e
 def test_passing_runs_are_observed_with_status_zero(ctx: ToolContext, ws: Path) -> None:
     layout(ws, {**FAILING, "calc.py": "def add(a, b):\n    return a + b\n"})
     facts = run(ctx, "python3 -m pytest -q; echo done")

@@ -56,6 +56,7 @@ def _started(tmp_path: Path, limit: int) -> tuple[int | None, str]:
     return int(done.output.split("started=")[1].split()[0]), done.output
 
 
+@pytest.mark.e2e
 @needs_sandbox
 def test_the_cgroup_caps_processes(tmp_path: Path) -> None:
     if process_cap.cgroup_parent() is None:
@@ -66,6 +67,7 @@ def test_the_cgroup_caps_processes(tmp_path: Path) -> None:
     assert control == 200
 
 
+@pytest.mark.e2e
 @needs_sandbox
 @pytest.mark.usefixtures("no_cgroup")
 def test_the_watchdog_kills_a_tree_past_the_cap(tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ def poll_until(ctx: ToolContext, pid: str, needle: str, limit_s: float = 10.0) -
     return seen
 
 
+@pytest.mark.e2e
 def test_start_returns_short_unique_ids(ctx: ToolContext) -> None:
     first = call(ctx, "process_start", command="sleep 5", name="server")
     second = call(ctx, "process_start", command="sleep 5")
@@ -115,6 +116,7 @@ def test_cancel_twice_is_idempotent(ctx: ToolContext) -> None:
     assert call(ctx, "process_poll", process_id=pid).data["status"] == "killed"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("tool", ["process_poll", "process_cancel"])
 def test_unknown_id_lists_known_ids(ctx: ToolContext, tool: str) -> None:
     start(ctx, "sleep 5")
@@ -170,6 +172,7 @@ def test_run_cancel_interrupts_a_waiting_poll(ctx: ToolContext) -> None:
     assert result.data["status"] == "running"
 
 
+@pytest.mark.e2e
 def test_kill_all_stops_everything_and_closes_the_table(ctx: ToolContext) -> None:
     ids = [start(ctx, "sleep 60") for _ in range(3)]
     table = required(ctx.services.processes, "processes")
@@ -181,6 +184,7 @@ def test_kill_all_stops_everything_and_closes_the_table(ctx: ToolContext) -> Non
     assert "ended" in refused.data["error"]
 
 
+@pytest.mark.e2e
 def test_running_process_limit(ctx: ToolContext) -> None:
     table = ctx.services.processes = ProcessTable(max_running=2)
     start(ctx, "sleep 60")

@@ -116,6 +116,7 @@ def test_background_process_output_does_not_leak_the_encoded_key(ctx: ToolContex
     assert leaks_in(polled.data) == [] and leaks_in(polled.facts) == []
 
 
+@pytest.mark.e2e
 def test_k1412_run_keeps_the_encoded_key_out_of_results_and_event_log(tmp_path: Path, workspace: Path) -> None:
     calls = [{"name": "run_command", "arguments": {"command": command}} for command in COMMANDS.values()]
     # At most 8 tool calls run per response: six per step.

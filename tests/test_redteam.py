@@ -25,6 +25,8 @@ from k1412_ls.tools.sandbox import bubblewrap
 from tests.support.cli import CliRun, config_for
 from tests.support.scripted_server import ScriptedServer
 
+pytestmark = pytest.mark.e2e
+
 CANARY = "OTHER-USER-CANARY-5e1f"
 # Regressions here would read without end: cap the CLI's memory so a failure fails, not the machine.
 CLI_ADDRESS_SPACE = 4 * 1024**3

@@ -14,8 +14,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
+
+pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = [

@@ -331,6 +331,7 @@ def cli_run(tmp_path: Path, command: str, env: dict[str, str] | None = None) -> 
     return tool_results[-1], run.events()
 
 
+@pytest.mark.e2e
 @needs_netns
 def test_cli_network_off_from_the_config_file(tmp_path: Path, server: GreetingServer) -> None:
     result, events = cli_run(tmp_path, server.client_command())
@@ -341,6 +342,7 @@ def test_cli_network_off_from_the_config_file(tmp_path: Path, server: GreetingSe
     assert done and done[0]["payload"]["facts"]["sandbox"] == f"{SANDBOXED}, network off"
 
 
+@pytest.mark.e2e
 def test_cli_without_bwrap_refuses(tmp_path: Path) -> None:
     result, _ = cli_run(tmp_path, "touch ran", env={"K1412_BWRAP": "/nonexistent/bwrap"})
     assert result["ok"] is False

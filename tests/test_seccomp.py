@@ -66,6 +66,7 @@ def late_listener(ws: Path, hits: list[bytes]) -> threading.Thread:
     return thread
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("network", [False, True], ids=["network-off", "control-network-on"])
 def test_a_host_socket_made_after_the_command_started_is_out_of_reach(ws: Path, network: bool) -> None:
     hits: list[bytes] = []

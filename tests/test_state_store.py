@@ -276,6 +276,7 @@ def test_concurrent_threads_lose_no_rows(store: StateStore, db: Path) -> None:
         assert len(store.history(f"user-{index}", "c-1")) == 80
 
 
+@pytest.mark.e2e
 def test_concurrent_processes_lose_no_rows(store: StateStore, db: Path) -> None:
     code = """
         import sys
@@ -314,6 +315,7 @@ def test_concurrent_processes_lose_no_rows(store: StateStore, db: Path) -> None:
     assert store.get_plan("proc-1", "c-1") == [PlanItem(step="step 199", status="in_progress")]
 
 
+@pytest.mark.e2e
 def test_two_processes_creating_a_fresh_file_at_once_both_succeed(tmp_path: Path) -> None:
     db = tmp_path / "fresh" / "k1412.sqlite3"
     code = """

@@ -13,6 +13,8 @@ import pytest
 from tests.support.cli import k1412
 from tests.support.eval_model import EvalModelServer, expected_counts, write_suite
 
+pytestmark = pytest.mark.e2e
+
 TERMINAL = ("run.completed", "run.unverified", "run.failed", "run.cancelled")
 
 

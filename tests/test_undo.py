@@ -241,6 +241,7 @@ def test_adv_a_pruned_copy_is_refused_and_pruning_keeps_runs_within_limits(tmp_p
     assert (ws / "new.py").exists()
 
 
+@pytest.mark.e2e
 def test_adv_undo_of_a_run_still_in_flight_is_refused_whole(tmp_path: Path, ws: Path) -> None:
     """A second process asks to undo while the run is still changing files: nothing is touched."""
     import subprocess
@@ -305,6 +306,7 @@ def test_a_write_that_failed_is_neither_restored_nor_refused(tmp_path: Path, ws:
     assert not (ws / "b.txt").exists() and (ws / "adir" / "inside.txt").read_text() == "inside\n"
 
 
+@pytest.mark.e2e
 def test_adv_a_user_edit_made_while_the_model_thinks_is_what_undo_restores(tmp_path: Path, ws: Path) -> None:
     """The baseline is kept in the background at run start; the user edits before the first command:
     undo must give back the user's version, not the older copy (that would lose the user's edit)."""

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 from tests.test_undo import TASK, patch_create_delete, seed, tree
+
+pytestmark = pytest.mark.e2e
 
 
 def test_cli_undo_restores_a_run_then_refuses_a_user_edit_and_says_when_done(tmp_path: Path, ws: Path) -> None:

@@ -55,6 +55,7 @@ def race(tmp_path: Path, ws: Path, count: int, *, fresh: bool = True) -> dict[st
     return {p: json.loads((tmp_path / f"{p}.json").read_text()) for p in "AB"}
 
 
+@pytest.mark.e2e
 def test_two_processes_patching_one_file_lose_no_ok_edit(tmp_path: Path, ws: Path) -> None:
     results = race(tmp_path, ws, 40)
     for prefix, outcome in results.items():
@@ -63,6 +64,7 @@ def test_two_processes_patching_one_file_lose_no_ok_edit(tmp_path: Path, ws: Pat
         assert all(r["ok"] for r in outcome), [r["error"] for r in outcome if not r["ok"]][:3]
 
 
+@pytest.mark.e2e
 def test_edits_after_an_own_write_are_refused_or_kept_never_lost(tmp_path: Path, ws: Path) -> None:
     # Without --fresh each call remembers its own last write: a change by the other process in between
     # makes the next call stale (refused with the usual sentence), and nothing reported ok is lost.
@@ -163,6 +165,7 @@ def _hold_lock_elsewhere(ws: Path, tmp_path: Path, seconds: float) -> subprocess
     return proc
 
 
+@pytest.mark.e2e
 def test_the_write_lock_holds_across_processes(ws: Path, tmp_path: Path) -> None:
     (ws / "a.txt").write_text("one\n", encoding="utf-8")
     proc = _hold_lock_elsewhere(ws, tmp_path, 1.0)
@@ -174,6 +177,7 @@ def test_the_write_lock_holds_across_processes(ws: Path, tmp_path: Path) -> None
     assert waited > 0.5  # it waited for the other process's write to finish
 
 
+@pytest.mark.e2e
 def test_a_lock_held_too_long_elsewhere_fails_with_one_sentence(ws: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(locks, "LOCK_WAIT_S", 0.3)
@@ -190,6 +194,7 @@ def test_a_lock_held_too_long_elsewhere_fails_with_one_sentence(ws: Path, tmp_pa
     assert (ws / "a.txt").read_text() == "one\n"
 
 
+@pytest.mark.e2e
 def test_a_cancelled_run_stops_waiting_for_the_lock(ws: Path, tmp_path: Path) -> None:
     (ws / "a.txt").write_text("one\n", encoding="utf-8")
     proc = _hold_lock_elsewhere(ws, tmp_path, 5.0)
@@ -246,6 +251,7 @@ PATCH_SCRIPT = [
 ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("open_in_editor", [False, True], ids=["closed", "open"])
 async def test_a_foreign_write_during_the_apply_edit_round_trip_is_not_overwritten(
         tmp_path: Path, open_in_editor: bool) -> None:
@@ -267,6 +273,7 @@ async def test_a_foreign_write_during_the_apply_edit_round_trip_is_not_overwritt
     assert target.read_text(encoding="utf-8") == "one\ntwo\nthree\n"
 
 
+@pytest.mark.e2e
 async def test_a_foreign_write_after_the_read_is_refused_before_the_editor_sees_an_edit(
         tmp_path: Path) -> None:
     from k1412_ls.lsp import constants as c

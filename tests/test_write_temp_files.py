@@ -72,6 +72,7 @@ def kill_writers(tmp_path: Path, ws: Path, kills: int) -> list[str]:
     return leftovers
 
 
+@pytest.mark.e2e
 def test_sigkill_mid_write_leaves_no_temp_file_in_the_workspace(tmp_path: Path, ws: Path) -> None:
     assert kill_writers(tmp_path, ws, 15) == []
 
@@ -133,6 +134,7 @@ def test_the_temp_name_pattern_is_exact() -> None:
     assert not is_write_temp(".k1412-config.tmp")
 
 
+@pytest.mark.e2e
 def test_a_run_start_sweeps_leftover_temp_files(tmp_path: Path, ws: Path, leftovers: list[Path]) -> None:
     with ScriptedServer([{"content": "Nothing to do.", "repeat": True}]) as server:
         run = k1412("run", "say hello", "--config", str(config_for(tmp_path, server.base_url)), "--json", cwd=ws)
@@ -141,6 +143,7 @@ def test_a_run_start_sweeps_leftover_temp_files(tmp_path: Path, ws: Path, leftov
     assert (ws / "pkg" / "mod.py").exists()
 
 
+@pytest.mark.e2e
 async def test_the_language_server_sweeps_leftover_temp_files_at_start(tmp_path: Path) -> None:
     from tests.support.lsp_client import lsp_session, wait_until
 
