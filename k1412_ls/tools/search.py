@@ -165,7 +165,8 @@ def rg_command(rg: str, root: Path, start: Path, query: str, regex: bool, glob: 
     return [*command, "-e", query, "--", rel]
 
 
-def _parse_record(path_raw: bytes, rest: bytes) -> Match | None:
+def _parse_record(path_raw: bytes, rest: bytes, paths: dict[bytes, str] | None = None) -> Match | None:
+    """One ``path NUL line:column:text`` record; ``paths`` caches decoded paths (a file has many matches)."""
     try:
         line_raw, column_raw, text = rest.split(b":", 2)
         line, column = int(line_raw), int(column_raw)
@@ -176,9 +177,16 @@ def _parse_record(path_raw: bytes, rest: bytes) -> Match | None:
         text = _RG_PREVIEW_TAIL.sub(b"", text)
     elif text.endswith(b"\r"):
         text = text[:-1]
-    prefix = text[: column - 1].decode("utf-8", errors="replace")
-    char_column = len(prefix) + 1 + max(0, column - 1 - len(text))
-    rel = os.path.normpath(os.fsdecode(path_raw)).replace(os.sep, "/")
+    if text.isascii():  # one byte per character: the byte column is the character column
+        char_column = column
+    else:
+        prefix = text[: column - 1].decode("utf-8", errors="replace")
+        char_column = len(prefix) + 1 + max(0, column - 1 - len(text))
+    rel = paths.get(path_raw) if paths is not None else None
+    if rel is None:
+        rel = os.path.normpath(os.fsdecode(path_raw)).replace(os.sep, "/")
+        if paths is not None:
+            paths[path_raw] = rel
     return Match(rel, line, char_column, display_text(text.decode("utf-8", errors="replace"), cut))
 
 
@@ -198,6 +206,7 @@ def _collect(proc: ReaderProcess, limit: int,
 
     threading.Thread(target=watchdog, daemon=True).start()
     out: list[Match] = []
+    paths: dict[bytes, str] = {}
     buffer = b""
     ended = False  # ripgrep closed its output: it finished (or failed) by itself
     assert proc.stdout is not None and proc.stderr is not None
@@ -208,15 +217,17 @@ def _collect(proc: ReaderProcess, limit: int,
                 ended = True
                 break
             buffer += chunk
+            pos = 0  # records are read by offset; the buffer is cut once per chunk, not once per record
             while len(out) < limit:
-                nul = buffer.find(b"\0")
+                nul = buffer.find(b"\0", pos)
                 newline = buffer.find(b"\n", nul + 1) if nul >= 0 else -1
                 if newline < 0:
                     break
-                match = _parse_record(buffer[:nul], buffer[nul + 1:newline])
-                buffer = buffer[newline + 1:]
+                match = _parse_record(buffer[pos:nul], buffer[nul + 1:newline], paths)
+                pos = newline + 1
                 if match is not None:
                     out.append(match)
+            buffer = buffer[pos:]
     finally:
         done.set()
         stopped_early = not ended and proc.poll() is None
