@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import socket
 import subprocess
 import sys
@@ -71,6 +73,8 @@ class SandboxedProcess:
         self.stale = False
         self.error: str | None = None
         self._reply = reply
+        self._pidfd: int | None = None  # the program's, from the spawner: kill and see it end directly
+        self._killed = False
         self._lock = threading.Lock()
 
     def _receive(self, block: bool) -> None:
@@ -78,35 +82,62 @@ class SandboxedProcess:
             while self.returncode is None:
                 self._reply.setblocking(block)
                 try:
-                    message = self._reply.recv(4096)
+                    message, fds, _flags, _addr = socket.recv_fds(self._reply, 4096, 1)
                 except BlockingIOError:
                     return
                 except OSError:
-                    message = b""
+                    message, fds = b"", []
                 answer = json.loads(message) if message else {}
                 if "pid" in answer:
+                    if fds and self._pidfd is None:
+                        self._pidfd = fds[0]
                     continue  # started; its code comes later
+                for fd in fds:
+                    os.close(fd)
                 if answer.get("stale"):
                     self.stale = True
                 elif "error" in answer:
                     self.error = str(answer["error"])
                 # No answer at all: the spawner went away, and its program was killed with it.
-                self.returncode = int(answer.get("code", -9))
-                self._reply.close()
+                self._finish(int(answer.get("code", -9)))
+
+    def _finish(self, code: int) -> None:
+        self.returncode = code
+        self._reply.close()  # the spawner reaps the program whatever happens here
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
 
     def poll(self) -> int | None:
         self._receive(block=False)
         return self.returncode
 
     def kill(self) -> None:
-        """Ask the spawner to kill the program; :meth:`wait` then returns once it has ended and been reaped."""
-        if self.returncode is None:
+        """Kill the program (through its pidfd, else by asking the spawner); :meth:`wait` returns once it ended."""
+        if self.returncode is not None:
+            return
+        self._receive(block=False)  # its pidfd may be waiting
+        with self._lock:
+            if self.returncode is not None:
+                return
+            if self._pidfd is not None:
+                try:
+                    signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+                    self._killed = True
+                    return
+                except OSError:
+                    pass
             try:
                 self._reply.send(b"kill")
             except OSError:
                 pass  # answered or gone already
 
     def wait(self) -> int:
+        with self._lock:
+            if self._killed and self.returncode is None and self._pidfd is not None:
+                # Killed here: it has ended once its pidfd is readable (the spawner reaps it).
+                select.select([self._pidfd], [], [])
+                self._finish(-9)
         self._receive(block=True)
         assert self.returncode is not None
         if self.error is not None:

@@ -7,7 +7,7 @@ site-packages.
 
 Protocol, on a ``SOCK_SEQPACKET`` control socket: the host sends a JSON request ``{"argv": [...],
 "cwd": "..."}`` with three descriptors (the program's stdout and stderr, and a reply socket of its
-own). On the reply socket the spawner answers ``{"pid": n}`` once the program started,
+own). On the reply socket the spawner answers ``{"pid": n}`` (with the program's pidfd) once it started,
 ``{"code": n}`` when it ended, ``{"stale": true}`` when the sandbox no longer covers what it
 covered at start (the host then starts a fresh sandbox), or ``{"error": "..."}``. Any message from
 the host on the reply socket, or its closing, kills the program. When the control socket closes
@@ -146,6 +146,10 @@ class Spawner:
             reply.close()
             return True
         running = Running(proc, reply)
+        try:  # the pidfd goes along: the host can kill the program, and see it end, without a word to us
+            socket.send_fds(reply, [json.dumps({"pid": proc.pid}).encode()], [running.pidfd])
+        except OSError:
+            running.kill()  # the host gave up on it already
         self.by_reply[reply.fileno()] = running
         self.by_pidfd[running.pidfd] = running
         self.poller.register(reply, select.POLLIN)
@@ -173,10 +177,6 @@ class Spawner:
         finally:
             os.close(out_fd)
             os.close(err_fd)
-        try:
-            reply.send(json.dumps({"pid": proc.pid}).encode())
-        except OSError:
-            proc.kill()  # the host gave up on it already
         return proc
 
     def _ended(self, running: Running) -> None:
