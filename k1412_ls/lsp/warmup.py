@@ -2,7 +2,7 @@
 
 Start-up stays lean: the runtime, the tool catalogue, pydantic and the openai SDK are not
 imported before ``initialized``, and by default not while the editor is idle either (they hold
-~35 MiB). They load when the editor shows the task prompt: the VS Code extension and the
+~40 MiB). They load when the editor shows the task prompt: the VS Code extension and the
 Neovim plugin send ``k1412.prepare`` as the prompt opens, and the user's typing covers the
 warm-up (:func:`prepare`). With the setting ``k1412.warmUpAtStart`` (for clients that never send
 ``k1412.prepare``) they load instead once the client has sent nothing for :data:`IDLE_S`
