@@ -7,7 +7,9 @@ ever ran at once; the positive control runs the same forker with a cap of
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,3 +131,37 @@ def test_kernel_settings_under_proc_sys_are_read_only(tmp_path: Path) -> None:
     bare = subprocess.run([bwrap, *BASE_FLAGS, *NETWORK_OFF_FLAGS, "--", sys.executable, "-c", OPEN_FOR_WRITE],
                           capture_output=True, text=True, check=False)
     assert "WRITABLE /proc/sys/kernel/core_pattern" in bare.stdout, bare.stdout + bare.stderr
+
+
+def _watchers() -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name.startswith("k1412-pidcap-") and t.is_alive()]
+
+
+def test_a_cap_closed_before_its_watch_begins_starts_no_watcher() -> None:
+    # The race a fast command runs: its output drain reaps it and closes the cap before spawn() calls start().
+    cap = process_cap.ProcessCap(8)
+    cap.close()
+    cap.start(os.getpid(), on_trip=lambda: None)
+    assert cap._watch_thread is None
+    opened = process_cap.ProcessCap(8)  # positive control: an open cap does start its watcher
+    opened.start(os.getpid(), on_trip=lambda: None)
+    try:
+        assert opened._watch_thread is not None and opened._watch_thread.is_alive()
+    finally:
+        opened.close()
+        opened._watch_thread.join(5)
+    assert not opened._watch_thread.is_alive()
+
+
+def test_many_fast_commands_leave_no_watcher_threads(tmp_path: Path) -> None:
+    # Unsandboxed commands (git tools) are counted by the watchdog; each must end with its command.
+    before = set(_watchers())
+    for _ in range(40):
+        done = run_to_end(["true"], tmp_path, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, timeout_s=10)
+        assert done.exit_code == 0
+    deadline = time.monotonic() + 5
+    while set(_watchers()) - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not set(_watchers()) - before

@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,8 @@ class ProcessCap:
     _watch_stop: threading.Event | None = None
     _watch_thread: threading.Thread | None = None
     tripped: bool = False
+    _closed: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def prepare(self) -> str | None:
         """Make the command's pids cgroup; the file its launcher writes ``0`` ("myself") to, or None.
@@ -117,11 +119,14 @@ class ProcessCap:
         """Begin watching the process tree of ``pid`` when no cgroup holds it."""
         if self.group is not None:
             return
-        stop = threading.Event()
-        self._watch_stop = stop
-        self._watch_thread = threading.Thread(target=self._watch, args=(pid, stop, on_trip),
-                                              name=f"k1412-pidcap-{pid}", daemon=True)
-        self._watch_thread.start()
+        with self._lock:
+            if self._closed:  # the command ended (and was reaped) before the watch began: nothing to watch
+                return
+            stop = threading.Event()
+            self._watch_stop = stop
+            self._watch_thread = threading.Thread(target=self._watch, args=(pid, stop, on_trip),
+                                                  name=f"k1412-pidcap-{pid}", daemon=True)
+            self._watch_thread.start()
 
     def _watch(self, pid: int, stop: threading.Event, on_trip: Callable[[], None]) -> None:
         while not stop.wait(WATCH_INTERVAL_S):
@@ -167,8 +172,10 @@ class ProcessCap:
         return any(line.split()[-1] != "0" for line in events.splitlines() if line.startswith("max"))
 
     def close(self) -> None:
-        if self._watch_stop is not None:
-            self._watch_stop.set()
+        with self._lock:
+            self._closed = True
+            if self._watch_stop is not None:
+                self._watch_stop.set()
         if self.group is not None:
             self.tripped = self.exhausted()
             self.kill_all()
