@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,13 @@ def test_error_replies_are_redacted(raw: RawServer) -> None:
     error = _reply(raw, "secret-1", params=_command(c.CMD_RUN_TASK, {"task": "hi", "model": secret}))["error"]
     assert secret not in json.dumps(error) and "[REDACTED]" in error["message"], error
     assert error.get("data") is None
+    # The server's own log (pygls logs the failed command, traceback included) is redacted too.
+    deadline = time.monotonic() + 5
+    while not any("Unknown model" in line for line in list(raw.stderr)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    log = "\n".join(raw.stderr)
+    assert "Unknown model" in log, log[-2000:]  # control: the error was logged
+    assert secret not in log and "[REDACTED]" in log, log[-2000:]
 
 
 @pytest.mark.e2e

@@ -97,3 +97,20 @@ def test_error_replies_pass_the_filter() -> None:
     assert len(seen) == 1 and getattr(seen[0], "message", None) == "bad"
     assert [m.get("id") for m in sent] == [7, 8]
     assert sent[0]["error"] == {"code": -32602, "message": "bad"}
+
+
+def test_log_lines_are_redacted_unless_they_are_our_own_literal_sentences() -> None:
+    import logging
+
+    from k1412_ls.lsp.protocol import RedactingFormatter
+
+    secret = "sk-proj-" + "Q9w8E7r6" * 4
+    formatter = RedactingFormatter("%(message)s")
+
+    def line(name: str, msg: str, *args: object) -> str:
+        return formatter.format(logging.LogRecord(name, logging.ERROR, __file__, 1, msg, args, None))
+
+    assert secret not in line("pygls.protocol", f"failed: Unknown model {secret!r}")  # third-party text
+    assert secret not in line("k1412_ls.lsp.server", "server error: %r", ValueError(secret))  # our format + args
+    assert line("k1412_ls.lsp.warmup", "the run machinery loads with the first run") == \
+        "the run machinery loads with the first run"

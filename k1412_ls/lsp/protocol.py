@@ -113,6 +113,32 @@ def is_notification_method(method: str) -> bool:
     return entry is not None and entry[1] is None
 
 
+def shared_redactor() -> Redactor:
+    """The server's one redactor (error replies and log lines), built when first needed."""
+    if K1412Protocol._redactor is None:
+        from k1412_ls.text.redact import Redactor
+
+        K1412Protocol._redactor = Redactor.from_environment()
+    return K1412Protocol._redactor
+
+
+class RedactingFormatter(logging.Formatter):
+    """Log lines leave redacted, tracebacks included: an error may quote a key pasted where a model id goes."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if _literal(record):
+            return text  # a fixed sentence of K1412's own code: the idle server builds no redactor for it
+        return shared_redactor().text(text)
+
+
+def _literal(record: logging.LogRecord) -> bool:
+    """A record of K1412's own loggers with no arguments and no traceback: its text is in our source."""
+    own = record.name.split(".", 1)[0] in ("k1412", "k1412_ls")
+    return own and not record.args and record.exc_info is None and record.stack_info is None \
+        and isinstance(record.msg, str)
+
+
 class K1412Protocol(ReleasingTables, FilteredResponses, LanguageServerProtocol):
     """pygls' LSP protocol with one reply per request id, sanitized errors and no residue of finished work."""
 
@@ -122,11 +148,7 @@ class K1412Protocol(ReleasingTables, FilteredResponses, LanguageServerProtocol):
     @property
     def redactor(self) -> Redactor:
         """Built at the first error reply: the redaction patterns (~1.5 MiB) stay out of an idle server."""
-        if K1412Protocol._redactor is None:
-            from k1412_ls.text.redact import Redactor
-
-            K1412Protocol._redactor = Redactor.from_environment()
-        return K1412Protocol._redactor
+        return shared_redactor()
 
     def receive(self, data: Any) -> None:
         """Handle one parsed JSON body: refuse what is not a single JSON-RPC 2.0 message, run the rest."""

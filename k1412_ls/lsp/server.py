@@ -26,7 +26,7 @@ from k1412_ls import __version__
 from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.byte_sources import StdioSource, StreamSource
 from k1412_ls.lsp.messages import log_to_client, show
-from k1412_ls.lsp.protocol import K1412Protocol, current_command
+from k1412_ls.lsp.protocol import K1412Protocol, RedactingFormatter, current_command
 from k1412_ls.lsp.pygls_private import converter
 from k1412_ls.lsp.settings import Settings, parse_settings
 from k1412_ls.lsp.transport import serve_frames
@@ -312,7 +312,10 @@ def serve(tcp: str | None = None) -> int:
     """Run the language server on stdio (or TCP ``HOST:PORT``) until the client exits."""
     # Third-party loggers stay at WARNING: pygls logs every message body at INFO (file contents and task
     # text do not belong in logs), watchfiles each file event, the HTTP client each model call.
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="k1412-ls %(levelname)s %(message)s")
+    # Every line is redacted (pygls logs a failed command's traceback, and an error may quote a pasted key).
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(RedactingFormatter("k1412-ls %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     for name in OWN_LOGGERS:
         logging.getLogger(name).setLevel(logging.INFO)
     server = build_server()
