@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_config
-from tests.support.raw_lsp import RawServer, frame, request
+from tests.support.raw_lsp import RawServer, frame, request, unreachable_model_server
 
 
 def _shapes(suffix: str = "") -> dict[str, bytes]:
@@ -62,12 +62,8 @@ SHAPES = _shapes()
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
-    home = tmp_path_factory.mktemp("framing")
-    (home / "ws").mkdir()
-    config = write_config(home / "k1412.toml", "http://127.0.0.1:9/v1")
-    raw = RawServer(home / "ws", env={"K1412_CONFIG": str(config), "K1412_HOME": str(home / "state")})
-    yield raw
-    raw.close()
+    with unreachable_model_server(tmp_path_factory.mktemp("framing")) as raw:
+        yield raw
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))

@@ -31,9 +31,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.protocol import sanitize_error
 from k1412_ls.text.redact import Redactor
-from tests.conftest import write_config
 from tests.support.lsp_client import SERVER_COMMAND, Session, lsp_session, make_editor_client, wait_until
-from tests.support.raw_lsp import RawServer, frame, request
+from tests.support.raw_lsp import RawServer, frame, request, unreachable_model_server
 
 PARSE_ERROR = {"code": -32700, "message": "The message is not valid JSON; resend it."}
 
@@ -41,12 +40,8 @@ PARSE_ERROR = {"code": -32700, "message": "The message is not valid JSON; resend
 @pytest.fixture(scope="module")
 def raw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawServer]:
     """One server for every test whose input leaves it as it was."""
-    home = tmp_path_factory.mktemp("robustness")
-    (home / "ws").mkdir()
-    config = write_config(home / "k1412.toml", "http://127.0.0.1:9/v1")
-    server = RawServer(home / "ws", env={"K1412_CONFIG": str(config), "K1412_HOME": str(home / "state")})
-    yield server
-    server.close()
+    with unreachable_model_server(tmp_path_factory.mktemp("robustness")) as server:
+        yield server
 
 
 def _reply(server: RawServer, msg_id: str, method: str = "workspace/executeCommand",

@@ -14,6 +14,8 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +121,17 @@ class RawServer:
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait(5)
+
+
+@contextmanager
+def unreachable_model_server(home: Path) -> Iterator[RawServer]:
+    """A server in ``home/ws`` whose configured model is unreachable: for tests that never reach a model."""
+    from tests.conftest import write_config
+
+    (home / "ws").mkdir()
+    config = write_config(home / "k1412.toml", "http://127.0.0.1:9/v1")
+    server = RawServer(home / "ws", env={"K1412_CONFIG": str(config), "K1412_HOME": str(home / "state")})
+    try:
+        yield server
+    finally:
+        server.close()
