@@ -145,10 +145,9 @@ class K1412Protocol(ReleasingTables, FilteredResponses, LanguageServerProtocol):
     _redactor: Redactor | None = None
     last_received = 0.0  # monotonic time of the last message from the client (the warm-up waits for quiet)
 
-    @property
-    def redactor(self) -> Redactor:
-        """Built at the first error reply: the redaction patterns (~1.5 MiB) stay out of an idle server."""
-        return shared_redactor()
+    # No ``redactor`` property here: pygls reads every attribute of the protocol when it is made
+    # (``_register_builtin_features``), which would build the redactor (~60 ms, ~1.5 MiB) at start.
+    # ``shared_redactor()`` builds it at the first error reply or non-literal log line.
 
     def receive(self, data: Any) -> None:
         """Handle one parsed JSON body: refuse what is not a single JSON-RPC 2.0 message, run the rest."""
@@ -232,7 +231,7 @@ class K1412Protocol(ReleasingTables, FilteredResponses, LanguageServerProtocol):
 
     def filter_error(self, error: Any) -> Any:
         """Error replies leave redacted and bounded."""
-        return sanitize_error(error, self.redactor)
+        return sanitize_error(error, shared_redactor())
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: types.ExecuteCommandParams) -> Generator[Any, Any, Any]:
