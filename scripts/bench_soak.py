@@ -234,9 +234,9 @@ async def main(runs: int, warmup: int, typing_s: float) -> None:
     print(f"tables at run 1: {tables[0] if tables else '?'}")
     print(f"tables at run {len(tables)}: {tables[-1] if tables else '?'}")
     print(f"fds: {fd0} after warm-up -> {fd1} at the end; threads: {th0} -> {th1}")
+    warm = "unfinished" if result["warm_ms"] is None else f"{result['warm_ms']} ms"
     print(f"prompt: idle {IDLE_BEFORE_PROMPT_S:.1f} s after initialized, k1412.prepare -> {result['prepared']}, "
-          f"typing {typing_s:.1f} s; warm-up {result['warm_ms']} ms (None: it did not finish), "
-          f"done before Enter: {result['ready_at_enter']}")
+          f"typing {typing_s:.1f} s; warm-up {warm}, done before Enter: {result['ready_at_enter']}")
     print(f"wall: first run {walls[0] * 1000:.0f} ms, later runs median {later * 1000:.0f} ms; "
           f"ratio {walls[0] / later:.2f} (target <= 2.00)")
     cold_later = statistics.median(cold[1:])
