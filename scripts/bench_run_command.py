@@ -1,6 +1,6 @@
 """Overhead of run_command (sandbox, limits, process cap, capture, change tracking, redaction) over a bare run.
 
-Usage: ``python scripts/bench_run_command.py [N]``. ``scripts/bench_tools.py``
+Usage: ``python scripts/bench_run_command.py [N] [PAUSE_S]``. ``scripts/bench_tools.py``
 imports :func:`bench_run_command` and prints its figures with the others.
 
 Four series, interleaved so load drifts hit them alike: a bare
@@ -14,7 +14,11 @@ real ``run_command`` tool as a run uses it (the run's sandbox and change
 tracker as services). Their differences say where the overhead goes: the
 sandbox's own start, the rest of the chain, and K1412's Python work
 (approval, mount plan, cgroup made and removed, output capture, change
-tracking, redaction, result). Target: run_command − bare ≤ 10 ms.
+tracking, redaction, result). A fifth series is what a run gets: the
+command comes after a model turn (``PAUSE_S``, default 0.15 s, untimed), by
+which time the sandbox K1412 started when the last command ended is ready
+(``k1412_ls/tools/warm_command.py``); the fourth series discards that one first,
+so it shows a command in a fresh sandbox. Target: run_command − bare ≤ 10 ms.
 """
 
 from __future__ import annotations
@@ -68,7 +72,7 @@ def _run_chain(sandbox: RunSandbox, ws: Path) -> float:
         records.close()
 
 
-def bench_run_command(n: int = 50) -> dict[str, Any]:
+def bench_run_command(n: int = 50, pause_s: float = 0.15) -> dict[str, Any]:
     """Mean wall times of ``n`` runs of each series, the overhead and the ratio."""
     registry = ToolRegistry(TOOLS)
     with tempfile.TemporaryDirectory(prefix="k1412-bench-") as root:
@@ -87,8 +91,18 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
         box: list[float] = []
         tool: list[float] = []
         chain: list[float] = []
+        after_turn: list[float] = []
+        served_before = sandbox.warm_served
         try:
             for _ in range(n):
+                # A command after a model turn (the model read the last result and answered): by then the
+                # sandbox K1412 started ahead when the last command ended is ready.
+                time.sleep(pause_s)
+                started = time.perf_counter()
+                result = registry.execute("run_command", {"command": "true"}, ctx)
+                after_turn.append(time.perf_counter() - started)
+                if not result.ok:
+                    raise RuntimeError(f"run_command failed during the benchmark: {result.data.get('error')}")
                 started = time.perf_counter()
                 subprocess.run(["bash", "-c", "true"], check=True)
                 bare.append(time.perf_counter() - started)
@@ -104,6 +118,9 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
                     os.close(fd)
                 box.append(time.perf_counter() - started)
                 chain.append(_run_chain(sandbox, ws))
+                kept = sandbox.take_warm()  # this series measures a command in a fresh sandbox
+                if kept is not None:
+                    kept.discard()
                 started = time.perf_counter()
                 result = registry.execute("run_command", {"command": "true"}, ctx)
                 tool.append(time.perf_counter() - started)
@@ -112,8 +129,13 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
         finally:
             changes.close()
             sandbox.close()
+    served = sandbox.warm_served - served_before
     bare_ms, box_ms, tool_ms = _mean_ms(bare), _mean_ms(box), _mean_ms(tool)
     return {
+        "pause_s": pause_s, "kept_sandbox_used": served, "calls": n,
+        "after_turn_median_ms": round(_median_ms(after_turn), 3),
+        "after_turn_overhead_median_ms": round(_median_ms(after_turn) - _median_ms(bare), 3),
+        "after_turn_overhead_mean_ms": round(_mean_ms(after_turn) - bare_ms, 3),
         "n": n, "sandbox": bubblewrap().label, "bare_mean_ms": round(bare_ms, 3), "bwrap_mean_ms": round(box_ms, 3),
         "run_command_mean_ms": round(tool_ms, 3), "ratio": round(tool_ms / bare_ms, 2),
         "overhead_ms": round(tool_ms - bare_ms, 3),
@@ -132,20 +154,27 @@ def bench_run_command(n: int = 50) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     n = int(argv[1]) if len(argv) > 1 else 50
-    figures = bench_run_command(n)
+    pause_s = float(argv[2]) if len(argv) > 2 else 0.15
+    figures = bench_run_command(n, pause_s)
     print(f"run_command overhead over N={figures['n']} runs ({figures['sandbox']})")
     print(f"  bare subprocess.run(['bash','-c','true']): mean {figures['bare_mean_ms']:.3f} ms")
     print(f"  bwrap sandbox alone, same flags:            mean {figures['bwrap_mean_ms']:.3f} ms")
     print(f"  the whole chain, Python work left out:      mean {figures['chain_mean_ms']:.3f} ms")
-    print(f"  run_command 'true':                         mean {figures['run_command_mean_ms']:.3f} ms "
+    print(f"  run_command 'true' in a fresh sandbox:      mean {figures['run_command_mean_ms']:.3f} ms "
           f"(median {figures['run_command_median_ms']:.3f} ms)")
-    print(f"  overhead run_command - bare: mean {figures['overhead_ms']:.3f} ms, median "
-          f"{figures['overhead_median_ms']:.3f} ms (target <= 10 ms), of which the sandbox's own start "
+    print(f"  overhead in a fresh sandbox - bare: mean {figures['overhead_ms']:.3f} ms, median "
+          f"{figures['overhead_median_ms']:.3f} ms, of which the sandbox's own start "
           f"{figures['bwrap_overhead_median_ms']:.3f} ms; ratio {figures['ratio']:.2f}x")
     parts = figures["breakdown_median_ms"]
     print(f"  where it goes (medians): sandbox start {parts['sandbox_start']:.3f} ms, launcher + cgroup entry + "
           f"limits + observing preamble {parts['launcher_cgroup_limits_preamble']:.3f} ms, K1412's Python work "
           f"{parts['python_work']:.3f} ms")
+    print(f"  run_command after a {figures['pause_s'] * 1000:.0f} ms model turn (its sandbox started ahead): median "
+          f"{figures['after_turn_median_ms']:.3f} ms; overhead over bare: median "
+          f"{figures['after_turn_overhead_median_ms']:.3f} ms, mean {figures['after_turn_overhead_mean_ms']:.3f} ms "
+          f"(target <= 10 ms)")
+    print(f"  commands after a model turn that ran in the sandbox started ahead: {figures['kept_sandbox_used']} of "
+          f"{figures['calls']}")
     return 0
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import os
-import resource
 import selectors
 import signal
 import subprocess
@@ -29,17 +28,13 @@ from pathlib import Path
 from k1412_ls.limits import LIMITS
 from k1412_ls.tools.capture import HeadTailBuffer
 from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.launcher import launcher
 from k1412_ls.tools.process_cap import ProcessCap
-from k1412_ls.tools.sandbox import RunSandbox, confined_argv
-from k1412_ls.tools.trusted import trusted_program
+from k1412_ls.tools.sandbox import CommandPlan, RunSandbox, confined_argv, plan_command
+from k1412_ls.tools.warm_command import WarmSandbox, start_warm
 
 log = logging.getLogger(__name__)
 
-GIB = 1024**3
-# Generous enough for compilers and test suites, small enough to stop a runaway allocation or file.
-LIMIT_ADDRESS_SPACE = 8 * GIB
-LIMIT_FILE_SIZE = 1 * GIB
-NPROC_HEADROOM = 2048
 TERM_GRACE_S = 1.0
 # After the leader exits, how long a survivor holding the pipe may keep us reading.
 ABANDON_PIPE_AFTER_S = 1.0
@@ -53,78 +48,6 @@ def exit_status(returncode: int) -> int:
 def shell_argv(command: str) -> list[str]:
     """How every model command is run: bash, failing a pipeline when any stage fails."""
     return ["bash", "-o", "pipefail", "-c", command]
-
-
-def _nproc_limit() -> int | None:
-    """A per-user process cap with headroom, or None for root (the kernel ignores it for root)."""
-    if os.geteuid() == 0:
-        return None
-    uid = os.geteuid()
-    count = 0
-    with os.scandir("/proc") as entries:
-        for entry in entries:
-            if entry.name.isdigit():
-                try:
-                    count += entry.stat().st_uid == uid
-                except OSError:
-                    continue
-    limit = count + NPROC_HEADROOM
-    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
-    return limit if hard == resource.RLIM_INFINITY else min(limit, hard)
-
-
-def _limits() -> dict[int, int]:
-    limits = {
-        resource.RLIMIT_AS: LIMIT_ADDRESS_SPACE,
-        resource.RLIMIT_FSIZE: LIMIT_FILE_SIZE,
-        resource.RLIMIT_CORE: 0,
-    }
-    nproc = _nproc_limit()
-    if nproc is not None:
-        limits[resource.RLIMIT_NPROC] = nproc
-    # Never raise a limit the server itself already runs under.
-    for which, value in list(limits.items()):
-        hard = resource.getrlimit(which)[1]
-        if hard != resource.RLIM_INFINITY and hard < value:
-            limits[which] = hard
-    return limits
-
-
-# dash/bash ``ulimit`` flags and the unit each takes (``-f`` counts 512-byte blocks in POSIX sh, KiB in bash:
-# both are given the value for POSIX sh, which is what /bin/sh is on the systems that have dash).
-_ULIMIT_FLAGS = {
-    resource.RLIMIT_AS: ("-v", 1024), resource.RLIMIT_FSIZE: ("-f", 512),
-    resource.RLIMIT_CORE: ("-c", 1), resource.RLIMIT_NPROC: ("-p", 1),
-}
-
-
-def launcher(argv: list[str], cgroup_file: str | None) -> tuple[list[str], Callable[[], None] | None]:
-    """``argv`` started by one trusted ``/bin/sh`` that enters the cgroup, sets the limits and execs it.
-
-    One small exec instead of a chain of helpers; without a trusted ``sh`` the
-    limits are set in ``preexec_fn`` (and there is no cgroup to enter). The
-    shell moves itself (``0``) through ``cgroup_file`` (``ProcessCap.prepare``);
-    when that write fails, nothing after it runs.
-    """
-    limits = _limits()
-    sh = trusted_program("sh")
-    if sh is None or os.path.basename(os.path.realpath(sh)) not in ("dash", "bash", "sh"):
-        def apply() -> None:
-            for which, value in limits.items():
-                resource.setrlimit(which, (value, value))
-
-        return argv, apply
-    dash = os.path.basename(os.path.realpath(sh)) == "dash"
-    steps = ['echo 0 > "$0"'] if cgroup_file else []
-    for which, value in limits.items():
-        flag, unit = _ULIMIT_FLAGS[which]
-        if which == resource.RLIMIT_NPROC and not dash:
-            flag = "-u"
-        if which == resource.RLIMIT_FSIZE and not dash:
-            unit = 1024
-        steps.append(f"ulimit {flag} {value // unit}")
-    steps.append('exec "$@"')
-    return [sh, "-c", " && ".join(steps), cgroup_file or "k1412-launcher", *argv], None
 
 
 class ProcessHandle:
@@ -242,7 +165,8 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
     """Start ``argv`` in its own session with limits and a process cap.
 
     With ``sandbox`` (every command the model runs) it runs confined by that
-    run's policy (``network`` overrides the policy's for this command);
+    run's policy (``network`` overrides the policy's for this command), in the
+    sandbox started ahead for it when that one fits exactly (``tools.warm_command``);
     without, it is one of K1412's own helpers (git). A :class:`ToolError`
     refuses to start what cannot be confined as the policy says.
     """
@@ -253,10 +177,18 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
     extra_fds: tuple[int, ...] = ()
     cap = ProcessCap(sandbox.policy.max_processes if sandbox is not None else LIMITS.max_processes)
     if sandbox is not None:
-        confined = confined_argv(full, sandbox, workspace or cwd, cwd, network)
+        root = workspace or cwd
+        planned = plan_command(sandbox, root, cwd, network)
+        if planned is not None:
+            handle = _in_warm_sandbox(full, cwd, child_env, sandbox, root, planned, pass_fds)
+            if handle is not None:
+                return handle
+        confined = confined_argv(full, sandbox, root, cwd, network, planned)
         full, label, release = confined.argv, confined.label, confined.release
         child_env.update(confined.env)
         extra_fds = confined.fds
+        if planned is not None:
+            release = _then_warm(release, sandbox, root)
     procs = cap.prepare()
     full, preexec = launcher(full, procs)
     if preexec is not None and procs is not None:
@@ -277,6 +209,50 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
     _close_all(extra_fds)
     handle = ProcessHandle(popen, label, cap, after_exit=release)
     cap.start(popen.pid, on_trip=lambda: handle.signal_group(signal.SIGKILL))
+    return handle
+
+
+def _then_warm(release: Callable[[], None], sandbox: RunSandbox, root: Path) -> Callable[[], None]:
+    """After a sandboxed command ended: its own clean-up, then the next command's sandbox started ahead."""
+    def after() -> None:
+        release()
+        _warm_next(sandbox, root)
+
+    return after
+
+
+def _warm_next(sandbox: RunSandbox, root: Path) -> None:
+    """Start the next command's sandbox in the background (the ended command's result does not wait for it)."""
+    base = sandbox.base
+    if base.wants_warm():
+        threading.Thread(target=start_warm, args=(base, root, base.policy.max_processes),
+                         name="k1412-warm-start", daemon=True).start()
+
+
+def _in_warm_sandbox(argv: list[str], cwd: Path, env: dict[str, str], sandbox: RunSandbox, root: Path,
+                     planned: CommandPlan, pass_fds: Sequence[int]) -> ProcessHandle | None:
+    """The command started in the sandbox kept for it, or None (none kept, or it does not fit exactly)."""
+    warm = sandbox.take_warm()
+    if not isinstance(warm, WarmSandbox):
+        return None
+    if not warm.fits(planned, os.path.realpath(root)):
+        warm.discard()
+        return None
+    if not warm.ready():
+        # Still starting (commands back to back): this one starts fresh, and the next takes it when ready.
+        if not sandbox.keep_warm(warm):
+            warm.discard()
+        return None
+    popen = warm.hand_over(argv, {**env, "TMPDIR": "/tmp"}, os.path.realpath(cwd), pass_fds)
+    if popen is None:
+        return None
+    sandbox.base.warm_served += 1
+    def after() -> None:
+        warm.finish()
+        _warm_next(sandbox, root)
+
+    handle = ProcessHandle(popen, warm.label, warm.cap, after_exit=after)
+    warm.cap.start(popen.pid, on_trip=lambda: handle.signal_group(signal.SIGKILL))
     return handle
 
 

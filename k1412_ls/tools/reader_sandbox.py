@@ -169,7 +169,7 @@ class ReaderSandbox:
         self.serving = threading.Event()  # the spawner said it is ready: idle time counts from then
         self._send_lock = threading.Lock()  # a close never frees the control socket under a send
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [*prefix, sys.executable, "-I", "-S", "-c", SPAWNER.read_text(), str(theirs.fileno()), root,
+        argv = [*prefix, sys.executable, "-I", "-S", str(SPAWNER), str(theirs.fileno()), root,
                 json.dumps(_checks(prefix))]
         started: list[subprocess.Popen[bytes] | BaseException] = []
         ready = threading.Event()

@@ -1,6 +1,6 @@
 """The process that lives inside the readers' sandbox and starts ripgrep there (see ``tools.reader_sandbox``).
 
-Run by the host as ``python -I -S -c <this file's text> <control fd> <root> <checks>`` inside the
+Run by the host as ``python -I -S <this file> <control fd> <root> <checks>`` inside the
 bubblewrap sandbox of :func:`k1412_ls.tools.sandbox.reader_argv`, so every program it starts sees
 exactly what a ripgrep started in a fresh sandbox would see. Standard library only: it runs without
 site-packages.
@@ -28,44 +28,14 @@ import os
 import select
 import signal
 import socket
-import stat
 import subprocess
 import sys
 
-Snapshot = list[tuple[int, int]]
-
-
-def _snapshot(tmpfs: list[str], null: list[str], root: str) -> Snapshot | None:
-    """What the covered paths and the root look like now; None when something is no longer covered."""
-    out: Snapshot = []
-    try:
-        for path in tmpfs:
-            info = os.lstat(path)
-            if not stat.S_ISDIR(info.st_mode):
-                return None
-            out.append((info.st_dev, info.st_ino))
-        for path in null:
-            info = os.lstat(path)
-            if not stat.S_ISCHR(info.st_mode):
-                return None
-            out.append((info.st_rdev, 0))
-        info = os.stat(root)
-    except OSError:
-        return None
-    out.append((info.st_dev, info.st_ino))
-    return out
-
-
-def _covered_at_start(tmpfs: list[str], null: list[str]) -> bool:
-    """Every ``--tmpfs`` path is a mount of its own and every ``/dev/null`` cover is /dev/null."""
-    try:
-        null_dev = os.stat("/dev/null").st_rdev
-        for path in tmpfs:
-            if os.lstat(path).st_dev == os.lstat(os.path.dirname(path) or "/").st_dev:
-                return False
-        return all(os.lstat(path).st_rdev == null_dev for path in null)
-    except OSError:
-        return False
+if __package__:
+    from k1412_ls.tools.sandbox_covers import covered_at_start, snapshot
+else:  # run as a script in the sandbox: the sibling module, by path (the package is not importable there)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from sandbox_covers import covered_at_start, snapshot  # type: ignore[no-redef]
 
 
 class Running:
@@ -99,8 +69,8 @@ class Spawner:
         self.control = control
         self.root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)  # pins the directory mounted at start
         held = os.fstat(self.root_fd)
-        base = _snapshot(tmpfs, null, root)
-        if base is None or not _covered_at_start(tmpfs, null) or base[-1] != (held.st_dev, held.st_ino):
+        base = snapshot(tmpfs, null, root)
+        if base is None or not covered_at_start(tmpfs, null) or base[-1] != (held.st_dev, held.st_ino):
             raise OSError("the sandbox does not cover what it should")
         self.baseline = base
         self.poller = select.poll()
@@ -159,7 +129,7 @@ class Spawner:
     def _start(self, request: dict[str, object], out_fd: int, err_fd: int,
                reply: socket.socket) -> subprocess.Popen[bytes] | None:
         try:
-            if _snapshot(self.tmpfs, self.null, self.root) != self.baseline:
+            if snapshot(self.tmpfs, self.null, self.root) != self.baseline:
                 reply.send(b'{"stale": true}')
                 return None
             argv = [str(part) for part in request["argv"]]  # type: ignore[attr-defined]

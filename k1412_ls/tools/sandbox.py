@@ -40,7 +40,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from k1412_ls.limits import LIMITS
 from k1412_ls.tools.bubblewrap import (
@@ -71,6 +71,12 @@ from k1412_ls.tools.protected_paths import (
 from k1412_ls.tools.seccomp import filter_fd, network_off_filter
 
 log = logging.getLogger(__name__)
+
+
+class Discardable(Protocol):
+    """Something a run holds until the next command, ended when the run ends first."""
+
+    def discard(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -267,6 +273,8 @@ class RunSandbox:
         self._nested_git: dict[str, tuple[str, ...]] = {}
         self._links_checked: set[str] = set()
         self._git_exposed = False
+        self._warm: Discardable | None = None  # the next command's sandbox, started ahead (tools.warm_command)
+        self.warm_served = 0  # commands that ran in a sandbox started ahead (diagnostics and benchmarks)
 
     def guard_git_links(self, root: Path, nested: tuple[str, ...], git_writable: bool) -> None:
         """Undo second names of git-dir files (``tools.git_dirs``) before a command with a read-only ``.git``.
@@ -319,10 +327,44 @@ class RunSandbox:
                 self._tmp = Path(tempfile.mkdtemp(prefix="k1412-run-tmp-"))
             return self._tmp
 
+    def take_warm(self) -> Discardable | None:
+        """The sandbox started ahead for the next command, if any; it is the caller's from now on."""
+        owner = self._owner or self
+        with owner._lock:
+            warm, owner._warm = owner._warm, None
+        return warm
+
+    def keep_warm(self, warm: Discardable) -> bool:
+        """Hold ``warm`` for the next command; False (keep nothing) once the run ended or one is held."""
+        owner = self._owner or self
+        with owner._lock:
+            if owner._closed or owner._warm is not None:
+                return False
+            owner._warm = warm
+            return True
+
+    @property
+    def closed(self) -> bool:
+        return (self._owner or self)._closed
+
+    @property
+    def base(self) -> RunSandbox:
+        """The run's own sandbox (a view made for one approved command answers with the run's)."""
+        return self._owner or self
+
+    def wants_warm(self) -> bool:
+        """Whether a sandbox started ahead would be kept (the run goes on and holds none)."""
+        owner = self._owner or self
+        with owner._lock:
+            return not owner._closed and owner._warm is None
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
             tmp, self._tmp = self._tmp, None
+            warm, self._warm = self._warm, None
+        if warm is not None:
+            warm.discard()
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -337,16 +379,32 @@ class Confined(NamedTuple):
     fds: tuple[int, ...] = ()  # descriptors bubblewrap reads at start: pass them, then close them in the parent
 
 
-def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Path,
-                  network: bool | None = None) -> Confined:
-    """``argv`` wrapped in bubblewrap per the run's policy (see :class:`Confined`).
+@dataclass(frozen=True)
+class CommandPlan:
+    """How one command is to be confined, worked out before anything starts (no descriptor, no directory made)."""
+
+    plan: MountPlan
+    label: str
+    network: bool
+    bwrap: str
+
+    def key(self) -> tuple[str, ...]:
+        """Everything that decides the sandbox except the working directory (a kept sandbox changes to it)."""
+        flags = self.plan.flags
+        kept = [f for i, f in enumerate(flags) if f != "--chdir" and (i == 0 or flags[i - 1] != "--chdir")]
+        return (self.bwrap, self.label, *kept)
+
+
+def plan_command(sandbox: RunSandbox, workspace: Path, cwd: Path, network: bool | None = None) -> CommandPlan | None:
+    """The confinement of the next command per the run's policy; None when the user turned the sandbox off.
 
     Raises :class:`ToolError` (one sentence) when the command cannot run as confined as the policy says.
+    Undoes second names of git-dir files first (:meth:`RunSandbox.guard_git_links`).
     """
     policy = sandbox.policy
     net = policy.network if network is None else network
     if policy.mode == "off":
-        return Confined(argv, UNSANDBOXED_BY_USER, {}, _nothing)
+        return None
     box = bubblewrap()
     if box.path is None:
         raise refusal(box)
@@ -360,15 +418,35 @@ def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Pa
     nested = () if policy.git_writable else sandbox.nested_git(workspace)
     sandbox.guard_git_links(workspace, nested, policy.git_writable)
     plan = sandbox_plan(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested)
+    return CommandPlan(plan, label, net, box.path)
+
+
+def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Path,
+                  network: bool | None = None, planned: CommandPlan | None = None) -> Confined:
+    """``argv`` wrapped in bubblewrap per the run's policy (see :class:`Confined`).
+
+    ``planned`` is :func:`plan_command`'s answer when the caller has it already. Raises
+    :class:`ToolError` (one sentence) when the command cannot run as confined as the policy says.
+    """
+    if sandbox.policy.mode == "off":
+        return Confined(argv, UNSANDBOXED_BY_USER, {}, _nothing)
+    planned = planned or plan_command(sandbox, workspace, cwd, network)
+    assert planned is not None
+    return confine(argv, planned)
+
+
+def confine(argv: list[str], planned: CommandPlan) -> Confined:
+    """``argv`` in the sandbox ``planned`` describes: the network filter's descriptor made, placeholders held."""
+    flags = list(planned.plan.flags)
     fds: tuple[int, ...] = ()
-    program = None if net else network_off_filter()
+    program = None if planned.network else network_off_filter()
     if program is not None:
         fd = filter_fd(program)
-        plan.flags += ["--seccomp", str(fd)]
+        flags += ["--seccomp", str(fd)]
         fds = (fd,)
-    made = list(plan.placeholders)
+    made = list(planned.plan.placeholders)
     PLACEHOLDERS.acquire(made)
-    return Confined([box.path, *plan.flags, "--", *argv], label, {"TMPDIR": "/tmp"},
+    return Confined([planned.bwrap, *flags, "--", *argv], planned.label, {"TMPDIR": "/tmp"},
                     functools.partial(PLACEHOLDERS.release, made), fds)
 
 
@@ -377,6 +455,6 @@ def _nothing() -> None:
 
 
 __all__ = ["BASE_FLAGS", "NETWORK_OFF_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES",
-           "UNSANDBOXED_BY_USER", "Bubblewrap", "CommandPolicy", "Confined", "RunSandbox", "SandboxPolicy", "bubblewrap",
-           "confined_argv", "hidden_from_file_tools", "hidden_paths", "hide_from_commands", "host_unix_sockets",
-           "network_namespace_problem", "protected_from_file_writes", "reader_argv", "refusal", "sandbox_flags"]
+           "UNSANDBOXED_BY_USER", "Bubblewrap", "CommandPlan", "CommandPolicy", "Confined", "Discardable", "RunSandbox", "SandboxPolicy", "bubblewrap",
+           "confine", "confined_argv", "hidden_from_file_tools", "hidden_paths", "hide_from_commands", "host_unix_sockets",
+           "network_namespace_problem", "plan_command", "protected_from_file_writes", "reader_argv", "refusal", "sandbox_flags"]
