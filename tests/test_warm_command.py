@@ -271,3 +271,70 @@ def test_two_commands_at_once_take_the_kept_sandbox_once(run: Run) -> None:
         thread.join()
     assert sorted(str(r.data["output"]) for r in results) == ["t0\n", "t1\n"]
     assert run.sandbox.warm_served == 1
+
+
+# --------------------------------------------------------------------------- stopped at once, in any sandbox
+def _late_files(ws: Path) -> list[str]:
+    return sorted(p.name for p in ws.glob("late-*"))
+
+
+def _start_and_stop(run: Run, tries: int, warm: bool) -> int:
+    """Start a command that writes a file 0.3 s later and stop it at once; how many files appeared."""
+    from k1412_ls.tools.child_processes import shell_argv, spawn
+
+    leaks = 0
+    run.run("true")  # a command has ended: the next one's sandbox is started
+    for i in range(tries):
+        if warm:
+            run.wait_kept()
+        else:
+            run.drop_kept()
+        handle = spawn(shell_argv(f"sleep 0.3; echo late > late-{i}"), run.ws, dict(os.environ),
+                       sandbox=run.sandbox, workspace=run.ws)
+        handle.kill()
+        time.sleep(0.45)
+        late = _late_files(run.ws)
+        leaks += bool(late)
+        for name in late:
+            (run.ws / name).unlink()
+    return leaks
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_command_stopped_right_after_its_start_never_runs_on(run: Run, warm: bool) -> None:
+    # bubblewrap takes a SIGTERM only once the command ends while it is still setting the sandbox up,
+    # and passes none on: a sandboxed command is killed outright, and its cgroup emptied.
+    assert _start_and_stop(run, 12, warm) == 0
+
+
+@pytest.mark.e2e
+def test_control_a_sigterm_and_a_grace_period_let_a_fresh_sandbox_run_on(run: Run,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    from k1412_ls.tools.child_processes import ProcessHandle
+
+    def old_stop(self: ProcessHandle) -> None:
+        self.signal_group(signal.SIGTERM)
+
+    monkeypatch.setattr(ProcessHandle, "stop", old_stop)
+    monkeypatch.setattr(ProcessHandle, "confined", property(lambda self: False))
+    monkeypatch.setattr(ProcessHandle, "_kill_now", lambda self: self.signal_group(signal.SIGKILL))
+    leaks = 0
+    for _ in range(4):
+        leaks += _start_and_stop(run, 10, warm=False)
+        if leaks:
+            break
+    assert leaks >= 1
+
+
+def test_a_run_command_timeout_of_a_millisecond_leaves_nothing_late(run: Run) -> None:
+    for i in range(6):
+        if i % 2:
+            run.wait_kept()
+        result = run.run(f"(sleep 0.3; echo late > late-a{i}) & setsid sh -c 'sleep 0.3; echo late > late-b{i}' & "
+                         f"sleep 0.3; echo late > late-c{i}", timeout_s=0.001)
+        assert result.data.get("timed_out"), result.data
+    time.sleep(0.5)
+    assert _late_files(run.ws) == []

@@ -30,7 +30,7 @@ from k1412_ls.tools.capture import HeadTailBuffer
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.launcher import launcher
 from k1412_ls.tools.process_cap import ProcessCap
-from k1412_ls.tools.sandbox import CommandPlan, RunSandbox, confined_argv, plan_command
+from k1412_ls.tools.sandbox import SANDBOXED, CommandPlan, RunSandbox, confined_argv, plan_command
 from k1412_ls.tools.warm_command import WarmSandbox, start_warm
 
 log = logging.getLogger(__name__)
@@ -94,8 +94,10 @@ class ProcessHandle:
                         self._buffer.write(chunk)
                 if leader_gone is None:
                     if self._leader_exited():
-                        # Whatever the leader left behind dies with it (it still holds our pipe).
-                        self.signal_group(signal.SIGKILL)
+                        # Whatever the leader left behind dies with it (it still holds our pipe): its group, and
+                        # everything in its cgroup (a sandbox killed while bubblewrap was still setting it up
+                        # lives on in a session of its own, before bubblewrap's die-with-parent holds).
+                        self._kill_now()
                         leader_gone = time.monotonic()
                 elif time.monotonic() - leader_gone > ABANDON_PIPE_AFTER_S:
                     break  # a process that escaped the group holds the pipe: stop reading
@@ -129,13 +131,35 @@ class ProcessHandle:
         with self._reap_lock:
             self._signal_locked(sig)
 
+    @property
+    def confined(self) -> bool:
+        """Whether it runs in the sandbox, where no SIGTERM reaches the command (bubblewrap passes none on)."""
+        return self.sandbox.startswith(SANDBOXED)
+
+    def stop(self) -> None:
+        """Ask it to end: SIGTERM to an unsandboxed group; a sandboxed command is killed outright.
+
+        bubblewrap does not pass signals on, and while it is still setting the sandbox up it does not
+        even die of a SIGTERM (it takes it once the command ends): a grace period would only let a
+        command that should stop run on.
+        """
+        if self.confined:
+            self._kill_now()
+        else:
+            self.signal_group(signal.SIGTERM)
+
+    def _kill_now(self) -> None:
+        self.signal_group(signal.SIGKILL)
+        if self.cap is not None:
+            self.cap.kill_all()
+
     def kill(self, grace_s: float = TERM_GRACE_S) -> None:
-        """SIGTERM the group, SIGKILL it after ``grace_s``, and wait until it is gone."""
+        """Stop it (:meth:`stop`), SIGKILL what is left after ``grace_s``, and wait until it is gone."""
         if self.exited.is_set():
             return
-        self.signal_group(signal.SIGTERM)
-        if not self.exited.wait(grace_s):
-            self.signal_group(signal.SIGKILL)
+        self.stop()
+        if self.confined or not self.exited.wait(grace_s):
+            self._kill_now()
         self.exited.wait(ABANDON_PIPE_AFTER_S + 5.0)
 
     @property

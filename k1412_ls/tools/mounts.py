@@ -49,6 +49,8 @@ class MountPlan:
     flags: list[str] = field(default_factory=list)
     placeholders: list[str] = field(default_factory=list)  # read-only paths made as empty mount points
     locked: list[str] = field(default_factory=list)  # read-only again inside a writable root (whole trees)
+    anchors: set[str] = field(default_factory=set)  # directories bound onto themselves (see anchor_ancestors)
+    anchor_at: int | None = None  # where in flags the anchors go: before every mount they must hold in place
 
     def bind(self, path: str) -> None:
         self.flags += ["--bind", path, path]
@@ -71,7 +73,36 @@ class MountPlan:
 
     def read_only(self, path: str) -> None:
         if self.writable_at(path) and os.path.exists(path):
+            self.anchor_ancestors(path)
             self.flags += ["--ro-bind", path, path]
+
+    def anchor_ancestors(self, path: str) -> None:
+        """Keep ``path`` where it is: its directories below the deepest mount holding it become mount points.
+
+        A covered or read-only path is itself a mount point, which cannot be renamed; but a writable
+        directory above it can (``mv conf conf.bak``), and the path would then live on, uncovered, under a
+        name no rule names. Each such directory is bound onto itself (placed by :meth:`place_anchors`
+        before every cover, so no later bind uncovers one).
+        """
+        roots = [r for r in (*self.writable, *self.locked) if inside(path, r) and r != path]
+        if not roots or not self.writable_at(path):
+            return
+        for ancestor in _between(max(roots, key=len), path):
+            if os.path.isdir(ancestor) and not os.path.islink(ancestor):
+                self.anchors.add(ancestor)
+
+    def start_covers(self) -> None:
+        """Mark where the covers begin: the anchors are placed here, after the writable binds."""
+        self.anchor_at = len(self.flags)
+
+    def place_anchors(self) -> None:
+        """Insert the anchors, shallowest first (a bind of a parent after its child would cover the child's)."""
+        if self.anchor_at is None or not self.anchors:
+            return
+        binds = [flag for path in sorted(self.anchors, key=lambda p: (p.count("/"), p))
+                 for flag in ("--bind", path, path)]
+        self.flags[self.anchor_at:self.anchor_at] = binds
+        self.anchors = set()
 
     def protect_path_dir(self, path: str) -> None:
         """A ``PATH`` directory in a writable place: read-only, and no way to make one of that name again.
@@ -97,7 +128,7 @@ class MountPlan:
             return
         for ancestor in _between(root, target):
             if os.path.isdir(ancestor) and not os.path.islink(ancestor):
-                self.flags += ["--bind", ancestor, ancestor]
+                self.anchors.add(ancestor)
         if target == path:
             self.flags += ["--ro-bind", path, path]
         else:
@@ -108,6 +139,7 @@ class MountPlan:
         """Cover ``path`` unless it holds a path the command needs (the workspace, its cwd)."""
         if not os.path.lexists(path) or any(inside(k, path) for k in keep):
             return
+        self.anchor_ancestors(path)
         if os.path.isdir(path) and not os.path.islink(path):
             self.flags += ["--tmpfs", path, "--remount-ro", path]
         else:

@@ -140,10 +140,14 @@ class ProcessCap:
                 return
 
     def kill_all(self) -> None:
-        """SIGKILL every process still in the cgroup (survivors that left the process group)."""
-        if self.group is None:
+        """SIGKILL every process still in the cgroup (survivors that left the process group).
+
+        Safe from any thread, also while :meth:`close` removes the cgroup (it then finds nothing).
+        """
+        group = self.group
+        if group is None:
             return
-        kill_file = self.group / "cgroup.kill"
+        kill_file = group / "cgroup.kill"
         if kill_file.is_file():
             try:
                 kill_file.write_text("1")
@@ -151,13 +155,13 @@ class ProcessCap:
                 pass
         deadline = time.monotonic() + 5.0
         while time.monotonic() < deadline:
-            pids = _pids_in(self.group)
+            pids = _pids_in(group)
             if not pids:
                 return
             for pid in pids:
                 _kill(pid)
             time.sleep(0.001)
-        log.warning("processes survived in %s after 5 s of SIGKILL", self.group)
+        log.warning("processes survived in %s after 5 s of SIGKILL", group)
 
     def exhausted(self) -> bool:
         """True when the command hit the cap (fork refused by the cgroup, or the watchdog fired)."""

@@ -8,7 +8,6 @@ that use it are in :mod:`k1412_ls.tools.process_tools`.
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 from collections.abc import Mapping
@@ -140,15 +139,16 @@ class ProcessTable:
     def kill_all(self, grace_s: float = 0.2) -> list[str]:
         """Kill every running process of this run and refuse new ones; returns the ids killed.
 
-        All groups get SIGTERM at once and one shared grace period, so ending a
-        run with many processes takes about ``grace_s``, not ``grace_s`` each.
+        All are stopped at once (SIGTERM to an unsandboxed group; a sandboxed one is killed outright,
+        ``ProcessHandle.stop``) with one shared grace period, so ending a run with many processes
+        takes about ``grace_s``, not ``grace_s`` each.
         """
         with self._lock:
             self._closed = True
             running = [p for p in self._processes.values() if p.handle.running]
         for process in running:
             process.cancelled = True
-            process.handle.signal_group(signal.SIGTERM)
+            process.handle.stop()
         deadline = time.monotonic() + grace_s
         for process in running:
             process.handle.exited.wait(max(0.0, deadline - time.monotonic()))

@@ -14,7 +14,6 @@ The sandbox mounts them (``tools.sandbox``); the file tools refuse them
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 import threading
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from k1412_ls.tools.bubblewrap import bubblewrap
 from k1412_ls.tools.mounts import inside
+from k1412_ls.tools.path_trace import KeptResolution
 
 # Relative to $HOME: never visible to a command (an empty directory or /dev/null in their place).
 SECRET_PATHS: tuple[str, ...] = (
@@ -70,17 +70,25 @@ def protected_from_file_writes(path: str, root: str) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=8)
+_WRITE_PROTECTED = KeptResolution()
+_HOME_HIDDEN = KeptResolution()
+
+
 def _write_protected(home: str, path_var: str) -> tuple[str, ...]:
-    paths = [os.path.join(home, name) for name in STARTUP_FILES]
-    paths += [p for p in path_var.split(":") if p.startswith("/")]
-    paths += installation_paths()
-    return tuple(dict.fromkeys(os.path.realpath(p) for p in paths))
+    """Start-up files, PATH dirs and the installation, resolved as they are now (``tools.path_trace``)."""
+    def paths() -> list[str]:
+        found = [os.path.join(home, name) for name in STARTUP_FILES]
+        found += [p for p in path_var.split(":") if p.startswith("/")]
+        return found + installation_paths()
+
+    return _WRITE_PROTECTED.resolve((home, path_var), paths)
 
 
-@functools.lru_cache(maxsize=8)
 def _home_hidden(home: str, xdg_config: str) -> tuple[str, ...]:
-    return tuple(os.path.realpath(p) for p in (str(config_dir()), *(os.path.join(home, n) for n in SECRET_PATHS)))
+    """K1412's config dir and the secret paths under ``home``, resolved as they are now; what a symlink
+    led to before it was re-pointed stays refused."""
+    return _HOME_HIDDEN.resolve((home, xdg_config),
+                                lambda: [str(config_dir()), *(os.path.join(home, n) for n in SECRET_PATHS)])
 
 
 def home_dir() -> Path:

@@ -30,6 +30,7 @@ one, commands are refused unless the user's own configuration says
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
@@ -57,6 +58,7 @@ from k1412_ls.tools.bubblewrap import (
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
 from k1412_ls.tools.mounts import PLACEHOLDERS, MountPlan, inside
+from k1412_ls.tools.path_trace import PathTrace
 from k1412_ls.tools.protected_paths import (
     SECRET_PATHS,
     STARTUP_FILES,
@@ -154,23 +156,32 @@ class FixedPaths:
     relative_path_dirs: tuple[str, ...] = ()  # relative PATH entries (node_modules/.bin): taken from root and cwd
 
 
-def fixed_paths(policy: SandboxPolicy) -> FixedPaths:
+def fixed_paths(policy: SandboxPolicy, trace: PathTrace | None = None) -> FixedPaths:
+    """The resolved paths to protect and hide; ``trace`` notes what resolving them looked at."""
+    trace = trace or PathTrace()
     home = home_dir()
     protected = [str(home / name) for name in STARTUP_FILES]
     entries = os.environ.get("PATH", "").split(":")
-    path_dirs = [os.path.realpath(p) for p in entries if p.startswith("/")]
+    path_dirs = trace.resolve_all(p for p in entries if p.startswith("/"))
     relative = [p for p in entries if p not in ("", ".") and not p.startswith("/")]
     protected += installation_paths()
     hidden = [*hidden_paths(), str(config_dir()), *(str(home / name) for name in SECRET_PATHS)]
     hidden += [os.path.expanduser(p) for p in policy.hidden]
     run_dirs = ["/run", "/var/run", os.environ.get("XDG_RUNTIME_DIR", "")]
     return FixedPaths(
-        protected=tuple(dict.fromkeys(os.path.realpath(p) for p in protected)),
-        hidden=tuple(dict.fromkeys(os.path.realpath(p) for p in hidden)),
-        run_dirs=tuple(dict.fromkeys(os.path.realpath(p) for p in run_dirs if p and os.path.isdir(p))),
+        protected=tuple(dict.fromkeys(trace.resolve_all(protected))),
+        hidden=tuple(dict.fromkeys(trace.resolve_all(hidden))),
+        run_dirs=tuple(dict.fromkeys(p for p in trace.resolve_all(d for d in run_dirs if d) if os.path.isdir(p))),
         path_dirs=tuple(dict.fromkeys(path_dirs)),
         relative_path_dirs=tuple(dict.fromkeys(relative)),
     )
+
+
+def _fixed_inputs(policy: SandboxPolicy) -> tuple[object, ...]:
+    """What :func:`fixed_paths` reads besides the filesystem."""
+    env = os.environ
+    return (policy, env.get("PATH"), env.get("HOME"), env.get("XDG_CONFIG_HOME"), env.get("XDG_RUNTIME_DIR"),
+            tuple(hidden_paths()))
 
 
 def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Path, network: bool,
@@ -201,6 +212,7 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
             plan.bind(path)
     _lock_home(plan)
     relative = [os.path.realpath(os.path.join(base, p)) for p in fixed.relative_path_dirs for base in (root, real_cwd)]
+    plan.start_covers()
     for path in dict.fromkeys([*fixed.path_dirs, *relative]):
         plan.protect_path_dir(path)  # first: the binds it makes would uncover read-only mounts made before
     # .git stays read-only unless the user allows commits from commands; so does the directory a .git
@@ -231,7 +243,9 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
             if any(inside(sock, d) for d in covered if os.path.isdir(d)):
                 continue  # already out of sight (and a read-only tmpfs cannot take a mount point)
             if _is_socket(sock) and (not inside(sock, "/tmp") or plan.writable_at(sock)):
+                plan.anchor_ancestors(sock)
                 plan.flags += ["--ro-bind", "/dev/null", sock]
+    plan.place_anchors()
     plan.flags += ["--chdir", real_cwd]
     return plan
 
@@ -269,7 +283,7 @@ class RunSandbox:
         self._lock = threading.Lock()
         self._closed = False
         self._owner: RunSandbox | None = None
-        self._fixed: FixedPaths | None = None
+        self._fixed: tuple[tuple[object, ...], PathTrace, FixedPaths] | None = None
         self._nested_git: dict[str, tuple[str, ...]] = {}
         self._links_checked: set[str] = set()
         self._git_exposed = False
@@ -305,9 +319,24 @@ class RunSandbox:
         return self._nested_git[key]
 
     def fixed(self) -> FixedPaths:
-        if self._fixed is None:
-            self._fixed = fixed_paths(self.policy)
-        return self._fixed
+        """The paths commands get hidden and read-only, as they resolve *now*.
+
+        Kept between commands while nothing they were resolved through changed (a ``lstat`` per entry,
+        ``tools.path_trace``): a symlink such as ``~/.ssh`` re-pointed between two commands is covered
+        where it points for the second one, and where it pointed before stays covered for the run.
+        """
+        inputs = _fixed_inputs(self.policy)
+        kept = self._fixed
+        if kept is not None and kept[0] == inputs and kept[1].unchanged():
+            return kept[2]
+        trace = PathTrace()
+        fixed = fixed_paths(self.policy, trace)
+        if kept is not None and kept[0] == inputs:
+            # What was hidden or read-only earlier in the run stays so (the old target of a re-pointed link).
+            fixed = dataclasses.replace(fixed, hidden=tuple(dict.fromkeys((*fixed.hidden, *kept[2].hidden))),
+                                        protected=tuple(dict.fromkeys((*fixed.protected, *kept[2].protected))))
+        self._fixed = (inputs, trace, fixed)
+        return fixed
 
     def derived(self, policy: SandboxPolicy) -> RunSandbox:
         """The same run's sandbox (same ``/tmp``) with ``policy`` for one approved command."""

@@ -269,6 +269,12 @@ def rg_search(rg: str, root: Path, start: Path, query: str, regex: bool, glob: s
         raise ToolError(f"The search took longer than {SEARCH_TIMEOUT_S:.0f} s; narrow it with path or glob.")
     if stopped == ["cancelled"]:
         raise ToolError("The run was cancelled during the search.")
+    refused = [ln for ln in stderr.splitlines() if ln.startswith("bwrap:")]
+    if refused and not out:
+        # The sandbox itself did not start (exit 1, like ripgrep's "no match"): never an empty answer.
+        detail = refused[-1].removeprefix("bwrap:").strip()[:300]
+        raise ToolError(f"The search could not start in its sandbox ({detail}), so nothing was searched; "
+                        "try again, and tell the user if it keeps failing.")
     if code == 2 and not out and stderr.strip():
         lines = [ln.strip() for ln in stderr.strip().splitlines() if ln.strip()]
         detail = lines[-1].removeprefix("error: ").rstrip(".") if lines else "ripgrep failed"
