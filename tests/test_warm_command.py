@@ -338,3 +338,24 @@ def test_a_run_command_timeout_of_a_millisecond_leaves_nothing_late(run: Run) ->
         assert result.data.get("timed_out"), result.data
     time.sleep(0.5)
     assert _late_files(run.ws) == []
+
+
+def test_a_run_that_ends_while_the_next_sandbox_starts_leaves_no_stage(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    before = set(_processes_matching("command_stage.py"))
+    started = WarmSandbox.__init__
+
+    def slow_start(self: WarmSandbox, *args: Any) -> None:
+        started(self, *args)
+        time.sleep(0.3)  # a loaded machine: the start is still in flight when the run ends
+
+    monkeypatch.setattr(WarmSandbox, "__init__", slow_start)
+    for _ in range(3):
+        session = Run(ws)
+        assert session.run("echo hi").data["output"] == "hi\n"
+        time.sleep(0.1)
+        session.close()  # the next command's sandbox is still being started
+        left = [p for p in _processes_matching("command_stage.py") if p not in before and _child_of_us(p)]
+        assert left == []

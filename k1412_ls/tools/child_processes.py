@@ -248,9 +248,16 @@ def _then_warm(release: Callable[[], None], sandbox: RunSandbox, root: Path) -> 
 def _warm_next(sandbox: RunSandbox, root: Path) -> None:
     """Start the next command's sandbox in the background (the ended command's result does not wait for it)."""
     base = sandbox.base
-    if base.wants_warm():
-        threading.Thread(target=start_warm, args=(base, root, base.policy.max_processes),
-                         name="k1412-warm-start", daemon=True).start()
+    if not base.begin_warm_start():
+        return
+
+    def start() -> None:
+        try:
+            start_warm(base, root, base.policy.max_processes)
+        finally:
+            base.end_warm_start()
+
+    threading.Thread(target=start, name="k1412-warm-start", daemon=True).start()
 
 
 def _in_warm_sandbox(argv: list[str], cwd: Path, env: dict[str, str], sandbox: RunSandbox, root: Path,

@@ -288,6 +288,8 @@ class RunSandbox:
         self._links_checked: set[str] = set()
         self._git_exposed = False
         self._warm: Discardable | None = None  # the next command's sandbox, started ahead (tools.warm_command)
+        self._warm_starts = 0  # starts in flight: close() waits for them, so none outlives the run
+        self._warm_done = threading.Condition(self._lock)
         self.warm_served = 0  # commands that ran in a sandbox started ahead (diagnostics and benchmarks)
 
     def guard_git_links(self, root: Path, nested: tuple[str, ...], git_writable: bool) -> None:
@@ -381,6 +383,21 @@ class RunSandbox:
         """The run's own sandbox (a view made for one approved command answers with the run's)."""
         return self._owner or self
 
+    def begin_warm_start(self) -> bool:
+        """Count a start of the next command's sandbox in flight; False (start nothing) when none is wanted."""
+        owner = self._owner or self
+        with owner._lock:
+            if owner._closed or owner._warm is not None:
+                return False
+            owner._warm_starts += 1
+            return True
+
+    def end_warm_start(self) -> None:
+        owner = self._owner or self
+        with owner._lock:
+            owner._warm_starts -= 1
+            owner._warm_done.notify_all()
+
     def wants_warm(self) -> bool:
         """Whether a sandbox started ahead would be kept (the run goes on and holds none)."""
         owner = self._owner or self
@@ -390,6 +407,8 @@ class RunSandbox:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+            # A start in flight finds the run closed and ends what it started before it says it is done.
+            self._warm_done.wait_for(lambda: self._warm_starts == 0, timeout=30.0)
             tmp, self._tmp = self._tmp, None
             warm, self._warm = self._warm, None
         if warm is not None:
