@@ -204,6 +204,8 @@ class _Run:
         delegator = Delegator(asyncio.get_running_loop(), self._run_child)
         changes = RunChanges(self.workspace.root, self.journal)
         sandbox = RunSandbox(self._sandbox_policy())
+        # The user's extra hidden paths are refused by the file tools too (process-wide, like the state dir).
+        hide_from_commands(*(os.path.expanduser(p) for p in sandbox.policy.hidden))
         approval = ApprovalGate(
             policy=ApprovalPolicy(self.runtime.config.approval.policy,
                                   parse_rules([r.model_dump() for r in self.runtime.config.approval.rules])),

@@ -923,7 +923,7 @@ def hidden_parent_becomes_symlink_between_commands(lab: Lab) -> Verdict:
     return v
 
 
-@case("hidden", "hidden_dir_renamed_away_by_host_between_commands")
+@case("hidden", "hidden_dir_renamed_away_by_host_between_commands", documented_gap=True)  # docs/sandbox.md
 def hidden_dir_renamed_away_by_host_between_commands(lab: Lab) -> Verdict:
     """``hidden = ["~/proj/vault"]``; between command 1 and 2 the user renames ``~/proj`` to ``~/proj-old`` on
     the host (nothing is at ``~/proj`` any more). The vault was hidden earlier in the run, and docs/sandbox.md
