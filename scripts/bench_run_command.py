@@ -34,13 +34,14 @@ from typing import Any
 
 from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.child_processes import launcher, shell_argv
+from k1412_ls.tools.confinement import confined_argv
 from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.observe import observed_command
 from k1412_ls.tools.ports import RunServices
 from k1412_ls.tools.process_cap import ProcessCap
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.run_command import TOOLS
-from k1412_ls.tools.sandbox import RunSandbox, bubblewrap, confined_argv
+from k1412_ls.tools.sandbox import RunSandbox, bubblewrap
 from k1412_ls.tools.seccomp import filter_fd, network_off_filter
 from k1412_ls.tools.workspace import Workspace
 

@@ -27,10 +27,11 @@ from pathlib import Path
 
 from k1412_ls.limits import LIMITS
 from k1412_ls.tools.capture import HeadTailBuffer
+from k1412_ls.tools.confinement import CommandPlan, confined_argv, plan_command
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.launcher import launcher
 from k1412_ls.tools.process_cap import ProcessCap
-from k1412_ls.tools.sandbox import SANDBOXED, CommandPlan, RunSandbox, confined_argv, plan_command
+from k1412_ls.tools.sandbox import SANDBOXED, RunSandbox
 from k1412_ls.tools.warm_command import WarmSandbox, start_warm
 
 log = logging.getLogger(__name__)

@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import IO, Protocol
 
+from k1412_ls.tools.sandbox_covers import cover_checks
+
 MAX_AGE_S = 120.0
 IDLE_S = 30.0
 CHECK_EVERY_S = 5.0
@@ -145,18 +147,6 @@ class SandboxedProcess:
         return self.returncode
 
 
-def _checks(flags: list[str]) -> dict[str, list[str]]:
-    """The paths the flags cover, for the spawner to check: ``--tmpfs`` mounts and ``/dev/null`` binds."""
-    tmpfs: list[str] = []
-    null: list[str] = []
-    for index, flag in enumerate(flags):
-        if flag == "--tmpfs":
-            tmpfs.append(flags[index + 1])
-        elif flag == "--ro-bind" and flags[index + 1] == "/dev/null":
-            null.append(flags[index + 2])
-    return {"tmpfs": list(dict.fromkeys(tmpfs)), "null": list(dict.fromkeys(null))}
-
-
 class ReaderSandbox:
     """One long-lived sandbox with the spawner inside, for one exact set of bubblewrap flags."""
 
@@ -170,7 +160,7 @@ class ReaderSandbox:
         self._send_lock = threading.Lock()  # a close never frees the control socket under a send
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = [*prefix, sys.executable, "-I", "-S", str(SPAWNER), str(theirs.fileno()), root,
-                json.dumps(_checks(prefix))]
+                json.dumps(cover_checks(prefix))]
         started: list[subprocess.Popen[bytes] | BaseException] = []
         ready = threading.Event()
 

@@ -31,17 +31,15 @@ one, commands are refused unless the user's own configuration says
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import os
 import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from k1412_ls.limits import LIMITS
 from k1412_ls.tools.bubblewrap import (
@@ -57,7 +55,7 @@ from k1412_ls.tools.bubblewrap import (
 )
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
-from k1412_ls.tools.mounts import PLACEHOLDERS, MountPlan, inside
+from k1412_ls.tools.mounts import MountPlan, inside
 from k1412_ls.tools.path_trace import PathTrace
 from k1412_ls.tools.protected_paths import (
     SECRET_PATHS,
@@ -70,7 +68,7 @@ from k1412_ls.tools.protected_paths import (
     installation_paths,
     protected_from_file_writes,
 )
-from k1412_ls.tools.seccomp import filter_fd, network_off_filter
+from k1412_ls.tools.seccomp import network_off_filter
 
 log = logging.getLogger(__name__)
 
@@ -417,92 +415,7 @@ class RunSandbox:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-class Confined(NamedTuple):
-    """A command made ready for bubblewrap: what to run, how it is labelled, what to do around it."""
-
-    argv: list[str]
-    label: str
-    env: dict[str, str]  # environment overrides
-    release: Callable[[], None]  # call once the command has ended (placeholder directories, ``tools.mounts``)
-    fds: tuple[int, ...] = ()  # descriptors bubblewrap reads at start: pass them, then close them in the parent
-
-
-@dataclass(frozen=True)
-class CommandPlan:
-    """How one command is to be confined, worked out before anything starts (no descriptor, no directory made)."""
-
-    plan: MountPlan
-    label: str
-    network: bool
-    bwrap: str
-
-    def key(self) -> tuple[str, ...]:
-        """Everything that decides the sandbox except the working directory (a kept sandbox changes to it)."""
-        flags = self.plan.flags
-        kept = [f for i, f in enumerate(flags) if f != "--chdir" and (i == 0 or flags[i - 1] != "--chdir")]
-        return (self.bwrap, self.label, *kept)
-
-
-def plan_command(sandbox: RunSandbox, workspace: Path, cwd: Path, network: bool | None = None) -> CommandPlan | None:
-    """The confinement of the next command per the run's policy; None when the user turned the sandbox off.
-
-    Raises :class:`ToolError` (one sentence) when the command cannot run as confined as the policy says.
-    Undoes second names of git-dir files first (:meth:`RunSandbox.guard_git_links`).
-    """
-    policy = sandbox.policy
-    net = policy.network if network is None else network
-    if policy.mode == "off":
-        return None
-    box = bubblewrap()
-    if box.path is None:
-        raise refusal(box)
-    label = SANDBOXED
-    if not net:
-        problem = network_namespace_problem()
-        if problem is not None:
-            raise ToolError(f"The network is off for commands but {problem}, so commands cannot run; set "
-                            "[sandbox] network = true in your user configuration to run them with the network.")
-        label = f"{SANDBOXED}, {NETWORK_OFF_LABEL}"
-    nested = () if policy.git_writable else sandbox.nested_git(workspace)
-    sandbox.guard_git_links(workspace, nested, policy.git_writable)
-    plan = sandbox_plan(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested)
-    return CommandPlan(plan, label, net, box.path)
-
-
-def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Path,
-                  network: bool | None = None, planned: CommandPlan | None = None) -> Confined:
-    """``argv`` wrapped in bubblewrap per the run's policy (see :class:`Confined`).
-
-    ``planned`` is :func:`plan_command`'s answer when the caller has it already. Raises
-    :class:`ToolError` (one sentence) when the command cannot run as confined as the policy says.
-    """
-    if sandbox.policy.mode == "off":
-        return Confined(argv, UNSANDBOXED_BY_USER, {}, _nothing)
-    planned = planned or plan_command(sandbox, workspace, cwd, network)
-    assert planned is not None
-    return confine(argv, planned)
-
-
-def confine(argv: list[str], planned: CommandPlan) -> Confined:
-    """``argv`` in the sandbox ``planned`` describes: the network filter's descriptor made, placeholders held."""
-    flags = list(planned.plan.flags)
-    fds: tuple[int, ...] = ()
-    program = None if planned.network else network_off_filter()
-    if program is not None:
-        fd = filter_fd(program)
-        flags += ["--seccomp", str(fd)]
-        fds = (fd,)
-    made = list(planned.plan.placeholders)
-    PLACEHOLDERS.acquire(made)
-    return Confined([planned.bwrap, *flags, "--", *argv], planned.label, {"TMPDIR": "/tmp"},
-                    functools.partial(PLACEHOLDERS.release, made), fds)
-
-
-def _nothing() -> None:
-    return None
-
-
 __all__ = ["BASE_FLAGS", "NETWORK_OFF_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES",
-           "UNSANDBOXED_BY_USER", "Bubblewrap", "CommandPlan", "CommandPolicy", "Confined", "Discardable", "RunSandbox", "SandboxPolicy", "bubblewrap",
-           "confine", "confined_argv", "hidden_from_file_tools", "hidden_paths", "hide_from_commands", "host_unix_sockets",
-           "network_namespace_problem", "plan_command", "protected_from_file_writes", "reader_argv", "refusal", "sandbox_flags"]
+           "UNSANDBOXED_BY_USER", "Bubblewrap", "CommandPolicy", "Discardable", "RunSandbox", "SandboxPolicy", "bubblewrap",
+           "hidden_from_file_tools", "hidden_paths", "hide_from_commands", "host_unix_sockets",
+           "network_namespace_problem", "protected_from_file_writes", "reader_argv", "refusal", "sandbox_flags"]

@@ -49,4 +49,16 @@ def covered_at_start(tmpfs: list[str], null: list[str]) -> bool:
         return False
 
 
-__all__ = ["Snapshot", "covered_at_start", "snapshot"]
+def cover_checks(flags: list[str]) -> dict[str, list[str]]:
+    """The paths bubblewrap ``flags`` cover, for the process inside to check: ``--tmpfs`` mounts and ``/dev/null`` binds."""
+    tmpfs: list[str] = []
+    null: list[str] = []
+    for index, flag in enumerate(flags):
+        if flag == "--tmpfs":
+            tmpfs.append(flags[index + 1])
+        elif flag == "--ro-bind" and flags[index + 1] == "/dev/null":
+            null.append(flags[index + 2])
+    return {"tmpfs": list(dict.fromkeys(tmpfs)), "null": list(dict.fromkeys(null))}
+
+
+__all__ = ["Snapshot", "cover_checks", "covered_at_start", "snapshot"]

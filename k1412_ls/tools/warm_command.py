@@ -29,9 +29,11 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from k1412_ls.tools.confinement import CommandPlan, confine, plan_command
 from k1412_ls.tools.launcher import launcher
 from k1412_ls.tools.process_cap import ProcessCap
-from k1412_ls.tools.sandbox import CommandPlan, RunSandbox, confine, plan_command
+from k1412_ls.tools.sandbox import RunSandbox
+from k1412_ls.tools.sandbox_covers import cover_checks as _checks
 
 log = logging.getLogger(__name__)
 
@@ -40,18 +42,6 @@ READY_TIMEOUT_S = 10.0  # for the stage's "go" once it said "ready" (a few lstat
 MAX_REQUEST_BYTES = 256 * 1024
 MAX_FDS = 16
 STAGE_ENV = {"PATH": "/usr/bin:/bin"}  # bubblewrap and the stage need nothing else; the command gets its own
-
-
-def _checks(flags: list[str]) -> dict[str, list[str]]:
-    """The paths the flags cover, for the stage to check: ``--tmpfs`` mounts and ``/dev/null`` binds."""
-    tmpfs: list[str] = []
-    null: list[str] = []
-    for index, flag in enumerate(flags):
-        if flag == "--tmpfs":
-            tmpfs.append(flags[index + 1])
-        elif flag == "--ro-bind" and flags[index + 1] == "/dev/null":
-            null.append(flags[index + 2])
-    return {"tmpfs": list(dict.fromkeys(tmpfs)), "null": list(dict.fromkeys(null))}
 
 
 def _identity(path: str) -> tuple[int, int] | None:
