@@ -158,7 +158,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from k1412_ls.config import load_config
     from k1412_ls.core.run_request import RunRequest
     from k1412_ls.terminal_approval import terminal_approver
-    from k1412_ls.tools.documents import sweep_write_temps
+    from k1412_ls.tools.files.documents import sweep_write_temps
 
     if not args.task.strip():
         raise CliError("The task is empty; say what K1412 should do.")

@@ -112,7 +112,7 @@ BUILTIN_MODELS: dict[str, dict[str, Any]] = {
 
 
 class SandboxSpec(BaseModel):
-    """How the commands the model runs are confined (``[sandbox]``); see k1412_ls/tools/sandbox.py."""
+    """How the commands the model runs are confined (``[sandbox]``); see k1412_ls/tools/sandbox/command_sandbox.py."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -139,7 +139,7 @@ class ApprovalRuleSpec(BaseModel):
 
 
 class ApprovalSpec(BaseModel):
-    """Which commands are asked about (``[approval]``); see k1412_ls/tools/approval.py."""
+    """Which commands are asked about (``[approval]``); see k1412_ls/tools/approval/approval_policy.py."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -148,7 +148,7 @@ class ApprovalSpec(BaseModel):
 
 
 class UndoSpec(BaseModel):
-    """What runs keep so that they can be undone (``[undo]``); see k1412_ls/tools/preimages.py."""
+    """What runs keep so that they can be undone (``[undo]``); see k1412_ls/tools/undo/preimages.py."""
 
     model_config = ConfigDict(extra="forbid")
 

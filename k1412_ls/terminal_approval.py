@@ -12,7 +12,7 @@ import sys
 import threading
 from typing import TextIO
 
-from k1412_ls.tools.approval import ApprovalRequest, Approver, Decision
+from k1412_ls.tools.approval.approval_policy import ApprovalRequest, Approver, Decision
 
 ANSWER_TIMEOUT_S = 300.0
 _lock = threading.Lock()  # one question at a time on one terminal

@@ -11,12 +11,18 @@ from typing import Any
 
 import pytest
 
-from k1412_ls.tools.apply_patch import TOOLS
-from k1412_ls.tools.apply_patch.parser import AddFile, DeleteFile, PatchParseError, UpdateFile, parse_patch
-from k1412_ls.tools.apply_patch.seek import LineMatcher
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.apply_patch import TOOLS
+from k1412_ls.tools.files.apply_patch.parser import (
+    AddFile,
+    DeleteFile,
+    PatchParseError,
+    UpdateFile,
+    parse_patch,
+)
+from k1412_ls.tools.files.apply_patch.seek import LineMatcher
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ReadRecord, ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -404,7 +410,7 @@ def test_tool_declaration() -> None:
 
 def cli(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "k1412_ls.tools.apply_patch", *args], cwd=cwd, input=stdin,
+    return subprocess.run([sys.executable, "-m", "k1412_ls.tools.files.apply_patch", *args], cwd=cwd, input=stdin,
                           capture_output=True, text=True, env=env, timeout=60)
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.apply_patch import TOOLS
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.apply_patch import TOOLS
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "codex-apply-patch"
@@ -87,7 +87,7 @@ def test_upstream_runner_accepts_our_command_line() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run(
         [sys.executable, str(CONFORMANCE / "check.py"), "--arg", "--",
-         sys.executable, "-m", "k1412_ls.tools.apply_patch"],
+         sys.executable, "-m", "k1412_ls.tools.files.apply_patch"],
         capture_output=True, text=True, env=env, timeout=300,
     )
     summary = proc.stdout.strip().splitlines()[-1]

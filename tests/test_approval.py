@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from k1412_ls.tools import process_tools, run_command
-from k1412_ls.tools.approval import (
+from k1412_ls.tools.approval.approval_policy import (
     AllowStore,
     ApprovalGate,
     ApprovalPolicy,
@@ -25,14 +24,15 @@ from k1412_ls.tools.approval import (
     Decision,
     PrefixRule,
 )
-from k1412_ls.tools.command_reading import command_words, generalized_prefix
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.approval.command_reading import command_words, generalized_prefix
 from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices, required
-from k1412_ls.tools.process_tools import ProcessTable
+from k1412_ls.tools.processes import process_tools, run_command
+from k1412_ls.tools.processes.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.sandbox import SandboxPolicy, bubblewrap
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy, bubblewrap
 
 REGISTRY = ToolRegistry([*run_command.TOOLS, *process_tools.TOOLS])
 needs_sandbox = pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")

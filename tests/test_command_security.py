@@ -20,16 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import process_tools, run_command
-from k1412_ls.tools.child_processes import run_to_end, shell_argv
-from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.environment import scrubbed_env
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices, required
-from k1412_ls.tools.process_cap import cgroup_parent
-from k1412_ls.tools.process_tools import ProcessTable
+from k1412_ls.tools.processes import process_tools, run_command
+from k1412_ls.tools.processes.child_processes import run_to_end, shell_argv
+from k1412_ls.tools.processes.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.sandbox import NETWORK_OFF_LABEL, SANDBOXED, SandboxPolicy, bubblewrap
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox.command_sandbox import NETWORK_OFF_LABEL, SANDBOXED, SandboxPolicy, bubblewrap
+from k1412_ls.tools.sandbox.environment import scrubbed_env
+from k1412_ls.tools.sandbox.process_cap import cgroup_parent
 
 REGISTRY = ToolRegistry([*run_command.TOOLS, *process_tools.TOOLS])
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -212,10 +212,10 @@ def test_yes_flood_is_capped_with_tail_and_count(ctx: ToolContext) -> None:
 RSS_PROBE = textwrap.dedent(
     """
     import json, sys
-    from k1412_ls.tools.run_command import TOOLS
-    from k1412_ls.tools.documents import DiskDocumentStore
+    from k1412_ls.tools.processes.run_command import TOOLS
+    from k1412_ls.tools.files.documents import DiskDocumentStore
     from k1412_ls.tools.registry import ToolContext, ToolRegistry
-    from k1412_ls.tools.workspace import Workspace
+    from k1412_ls.tools.files.workspace import Workspace
 
     def hwm_kib():
         for line in open("/proc/self/status"):

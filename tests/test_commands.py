@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from k1412_ls.text.redact import Redactor
-from k1412_ls.tools import run_command
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
+from k1412_ls.tools.processes import run_command
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.workspace import Workspace
 
 REGISTRY = ToolRegistry(run_command.TOOLS)
 

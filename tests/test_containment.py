@@ -33,8 +33,8 @@ from typing import Any
 
 import pytest
 
-from k1412_ls.tools.process_cap import cgroup_parent
-from k1412_ls.tools.sandbox import bubblewrap, network_namespace_problem
+from k1412_ls.tools.sandbox.command_sandbox import bubblewrap, network_namespace_problem
+from k1412_ls.tools.sandbox.process_cap import cgroup_parent
 from tests.support.cli import CliRun, config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 

@@ -14,18 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import mounts, path_trace
-from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.errors import ToolError
-from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS
-from k1412_ls.tools.mounts import MountPlan
-from k1412_ls.tools.path_trace import PathTrace
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.file_tools import TOOLS as FILE_TOOLS
+from k1412_ls.tools.files.search import TOOLS as SEARCH_TOOLS
+from k1412_ls.tools.files.search import rg_search
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.sandbox import SandboxPolicy, bubblewrap
-from k1412_ls.tools.search import TOOLS as SEARCH_TOOLS
-from k1412_ls.tools.search import rg_search
-from k1412_ls.tools.trusted import trusted_program
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox import mounts, path_trace
+from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy, bubblewrap
+from k1412_ls.tools.sandbox.mounts import MountPlan
+from k1412_ls.tools.sandbox.path_trace import PathTrace
+from k1412_ls.tools.sandbox.trusted import trusted_program
 from tests.test_warm_command import Run
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap().active, reason="needs bubblewrap")

@@ -21,10 +21,10 @@ from k1412_ls.core.evidence import (
 from k1412_ls.core.evidence.invocations import command_shape, same_work
 from k1412_ls.text.numbers import extract_measurements, extract_numbers
 from k1412_ls.text.redact import Redactor
-from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.facts import exec_facts, write_entry, write_facts
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext
-from k1412_ls.tools.workspace import Workspace
 
 
 def new_bus(task: str, sinks: list[Any] | None = None) -> EventBus:

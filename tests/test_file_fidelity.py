@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import documents as documents_module
-from k1412_ls.tools.documents import DiskDocumentStore, atomic_write_bytes
 from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.files import documents as documents_module
+from k1412_ls.tools.files.documents import DiskDocumentStore, atomic_write_bytes
 from tests.support.file_layout import REGISTRY, assert_one_sentence, make_ctx
 
 # --- special files ---------------------------------------------------------------------------------
@@ -187,7 +187,7 @@ def test_process_killed_mid_write_leaves_old_content(layout: dict[str, Path]) ->
     script = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from k1412_ls.tools import documents\n"
+        "from k1412_ls.tools.files import documents\n"
         "documents.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
         "documents.atomic_write_bytes(Path(sys.argv[1]), b'new content' * 1000, root=Path(sys.argv[2]))\n"
     )

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.documents import DiskDocumentStore, Snapshot
-from k1412_ls.tools.edits import restore_newlines
-from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS
-from k1412_ls.tools.locks import user_write_lock
-from k1412_ls.tools.patching import TOOLS as PATCH_TOOLS
+from k1412_ls.tools.files.documents import DiskDocumentStore, Snapshot
+from k1412_ls.tools.files.edits import restore_newlines
+from k1412_ls.tools.files.file_tools import TOOLS as FILE_TOOLS
+from k1412_ls.tools.files.locks import user_write_lock
+from k1412_ls.tools.files.patching import TOOLS as PATCH_TOOLS
+from k1412_ls.tools.files.search import TOOLS as SEARCH_TOOLS
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.search import TOOLS as SEARCH_TOOLS
-from k1412_ls.tools.workspace import Workspace
 
 ALL_TOOLS = [*FILE_TOOLS, *PATCH_TOOLS, *SEARCH_TOOLS]
 REGISTRY = ToolRegistry(ALL_TOOLS)

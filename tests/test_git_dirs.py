@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import git_dirs
-from k1412_ls.tools.git_dirs import separate_git_links
+from k1412_ls.tools.processes.run_command import RunCommandArgs, run_command
 from k1412_ls.tools.registry import ToolContext
-from k1412_ls.tools.run_command import RunCommandArgs, run_command
-from k1412_ls.tools.sandbox import bubblewrap
+from k1412_ls.tools.sandbox import git_dirs
+from k1412_ls.tools.sandbox.command_sandbox import bubblewrap
+from k1412_ls.tools.sandbox.git_dirs import separate_git_links
 
 ALIAS = "[alias]\n\tpwned = !id\n"
 
@@ -77,7 +77,7 @@ def test_a_repository_made_in_the_run_cannot_be_written_through_a_link_later(ctx
 
 def test_a_bare_repository_in_the_workspace_is_git_internals_for_file_tools(ctx: ToolContext, ws: Path) -> None:
     from k1412_ls.tools.errors import ToolError
-    from k1412_ls.tools.file_tools import WriteFileArgs, write_file
+    from k1412_ls.tools.files.file_tools import WriteFileArgs, write_file
 
     subprocess.run(["git", "init", "-q", "--bare", str(ws / "mirror.git")], check=True)
     with pytest.raises(ToolError, match=r"inside \.git"):

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from k1412_ls.tools import git
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.workspace import Workspace
 
 REGISTRY = ToolRegistry(git.TOOLS)
 PLAIN_ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1"}

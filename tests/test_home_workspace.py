@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.errors import ToolError
-from k1412_ls.tools.file_tools import ReadFileArgs, WriteFileArgs, read_file, write_file
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.file_tools import ReadFileArgs, WriteFileArgs, read_file, write_file
+from k1412_ls.tools.files.workspace import Workspace
+from k1412_ls.tools.processes.run_command import RunCommandArgs, run_command
 from k1412_ls.tools.registry import ToolContext
-from k1412_ls.tools.run_command import RunCommandArgs, run_command
-from k1412_ls.tools.sandbox import bubblewrap
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox.command_sandbox import bubblewrap
 
 PLANTS = ("mkdir -p .local/lib/python3/site-packages && echo 'import os' > .local/lib/python3/site-packages/x.pth; "
           "echo evil >> .bash_login; mkdir -p .config/fish/conf.d && echo evil > .config/fish/conf.d/e.fish; "

@@ -17,7 +17,7 @@ import pytest
 from lsprotocol import types
 
 from k1412_ls.lsp import constants as c
-from k1412_ls.tools.sandbox import bubblewrap
+from k1412_ls.tools.sandbox.command_sandbox import bubblewrap
 from tests.support.lsp_client import lsp_session
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")]

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.mounts import Placeholders, missing_components
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
+from k1412_ls.tools.processes.run_command import RunCommandArgs, run_command
 from k1412_ls.tools.registry import ToolContext
-from k1412_ls.tools.run_command import RunCommandArgs, run_command
-from k1412_ls.tools.sandbox import bubblewrap
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox.command_sandbox import bubblewrap
+from k1412_ls.tools.sandbox.mounts import Placeholders, missing_components
 
 PLANT = "mkdir -p .venv/bin && printf '#!/bin/sh\\necho planted\\n' > .venv/bin/git; echo rc=$?; ls -d .venv/bin"
 
@@ -89,7 +89,7 @@ def test_a_missing_path_below_a_symlink_or_file_gets_no_placeholder(tmp_path: Pa
 
 
 def test_a_tree_locked_where_a_writable_root_is_bound_stays_locked() -> None:
-    from k1412_ls.tools.mounts import MountPlan
+    from k1412_ls.tools.sandbox.mounts import MountPlan
 
     plan = MountPlan()
     plan.bind("/home/u")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.changes import ChangeTracker, RunChanges
+from k1412_ls.tools.processes.run_command import RunCommandArgs, run_command
 from k1412_ls.tools.registry import ToolContext
-from k1412_ls.tools.run_command import RunCommandArgs, run_command
+from k1412_ls.tools.undo.changes import ChangeTracker, RunChanges
 
 FAILING = {"calc.py": "def add(a, b):\n    return a - b\n",
            "test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"}

@@ -22,14 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import file_tools, search
-from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.errors import ToolError
-from k1412_ls.tools.ignore import GlobFilter, list_children
+from k1412_ls.tools.files import file_tools, search
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.ignore import GlobFilter, list_children
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.sandbox import bubblewrap, hide_from_commands
-from k1412_ls.tools.trusted import trusted_program
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox.command_sandbox import bubblewrap, hide_from_commands
+from k1412_ls.tools.sandbox.trusted import trusted_program
 
 SECRET = "OUTSIDE-SECRET-7f3a"
 REGISTRY = ToolRegistry(file_tools.TOOLS)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS
-from k1412_ls.tools.patching import TOOLS as PATCH_TOOLS
+from k1412_ls.tools.files.file_tools import TOOLS as FILE_TOOLS
+from k1412_ls.tools.files.patching import TOOLS as PATCH_TOOLS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 
 REGISTRY = ToolRegistry([*FILE_TOOLS, *PATCH_TOOLS])

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.documents import DiskDocumentStore, atomic_write_bytes, open_parent
 from k1412_ls.tools.errors import ToolError
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.files.documents import DiskDocumentStore, atomic_write_bytes, open_parent
+from k1412_ls.tools.files.workspace import Workspace
 from tests.support.file_layout import REGISTRY, SECRET, assert_one_sentence, make_ctx, snapshot_outside
 
 # --- escapes: every tool refuses ------------------------------------------------------------------

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import process_cap
-from k1412_ls.tools.child_processes import run_to_end
-from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, bubblewrap
+from k1412_ls.tools.processes.child_processes import run_to_end
+from k1412_ls.tools.sandbox import process_cap
+from k1412_ls.tools.sandbox.command_sandbox import RunSandbox, SandboxPolicy, bubblewrap
 
 FORKER = """
 import os, signal, sys, time
@@ -114,7 +114,7 @@ def test_kernel_settings_under_proc_sys_are_read_only(tmp_path: Path) -> None:
     import os
     import subprocess
 
-    from k1412_ls.tools.sandbox import BASE_FLAGS, NETWORK_OFF_FLAGS
+    from k1412_ls.tools.sandbox.command_sandbox import BASE_FLAGS, NETWORK_OFF_FLAGS
 
     sandbox = RunSandbox(SandboxPolicy())
     try:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import process_tools
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices, required
-from k1412_ls.tools.process_tools import ProcessTable
+from k1412_ls.tools.processes import process_tools
+from k1412_ls.tools.processes.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.workspace import Workspace
 
 REGISTRY = ToolRegistry(process_tools.TOOLS)
 

@@ -1,6 +1,6 @@
 """search_files' kept sandbox: the same results as a fresh sandbox per search, and no less confinement.
 
-ripgrep runs inside one long-lived bubblewrap sandbox (``tools.reader_sandbox``) instead of a new one
+ripgrep runs inside one long-lived bubblewrap sandbox (``tools.sandbox.reader_sandbox``) instead of a new one
 per search. These tests pin that its results equal a fresh sandbox's and bare ripgrep's on generated
 trees (binary files, long lines, non-UTF-8, symlinks, ignored files), that it survives the thread that
 started it, that it is rebuilt when what it covers changes on the host, and that kill still kills.
@@ -18,14 +18,25 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import reader_sandbox
-from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.reader_sandbox import ReaderSandbox, SandboxedProcess, close_reader_sandbox, start_reader
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.search import TOOLS, rg_search
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.sandbox import SandboxPolicy, bubblewrap, fixed_paths, hide_from_commands, reader_argv
-from k1412_ls.tools.search import TOOLS, rg_search
-from k1412_ls.tools.trusted import trusted_program
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox import reader_sandbox
+from k1412_ls.tools.sandbox.command_sandbox import (
+    SandboxPolicy,
+    bubblewrap,
+    fixed_paths,
+    hide_from_commands,
+    reader_argv,
+)
+from k1412_ls.tools.sandbox.reader_sandbox import (
+    ReaderSandbox,
+    SandboxedProcess,
+    close_reader_sandbox,
+    start_reader,
+)
+from k1412_ls.tools.sandbox.trusted import trusted_program
 
 RG = trusted_program("rg")
 pytestmark = pytest.mark.skipif(not bubblewrap().active or RG is None, reason="needs bubblewrap and ripgrep")

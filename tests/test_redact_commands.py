@@ -23,12 +23,12 @@ from typing import Any
 import pytest
 
 from k1412_ls.text.redact import REDACTED, Redactor
-from k1412_ls.tools import process_tools, run_command
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices
-from k1412_ls.tools.process_tools import ProcessTable
+from k1412_ls.tools.processes import process_tools, run_command
+from k1412_ls.tools.processes.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.workspace import Workspace
 from tests.support.cli import CliRun, config_for
 from tests.support.scripted_server import ScriptedServer
 from tests.test_redact_encodings import leaked

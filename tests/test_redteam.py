@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from k1412_ls.core.guards.command_guards import status_discarded_parts
-from k1412_ls.tools.sandbox import bubblewrap
+from k1412_ls.tools.sandbox.command_sandbox import bubblewrap
 from tests.support.cli import CliRun, config_for
 from tests.support.scripted_server import ScriptedServer
 

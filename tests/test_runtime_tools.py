@@ -11,11 +11,11 @@ import pytest
 
 from k1412_ls.state.store import StateStore
 from k1412_ls.text.redact import Redactor
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.plan_memory import TOOLS
 from k1412_ls.tools.ports import RunServices
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.workspace import Workspace
 
 
 @pytest.fixture

@@ -19,19 +19,19 @@ from pathlib import Path
 import pytest
 
 from k1412_ls.config import ConfigError, load_config
-from k1412_ls.tools import process_tools, run_command
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices
-from k1412_ls.tools.process_tools import ProcessTable
+from k1412_ls.tools.processes import process_tools, run_command
+from k1412_ls.tools.processes.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.sandbox import (
+from k1412_ls.tools.sandbox.command_sandbox import (
     SANDBOXED,
     UNSANDBOXED_BY_USER,
     SandboxPolicy,
     bubblewrap,
     network_namespace_problem,
 )
-from k1412_ls.tools.workspace import Workspace
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 

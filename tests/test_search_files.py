@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import search as search_module
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files import search as search_module
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.search import TOOLS, python_search, rg_search
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.search import TOOLS, python_search, rg_search
-from k1412_ls.tools.workspace import Workspace
 
 RG = shutil.which("rg")
 needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep is not installed")

@@ -13,13 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices
+from k1412_ls.tools.processes.run_command import RunCommandArgs, run_command
 from k1412_ls.tools.registry import ToolContext
-from k1412_ls.tools.run_command import RunCommandArgs, run_command
-from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, bubblewrap, network_namespace_problem
-from k1412_ls.tools.seccomp import network_off_filter
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox.command_sandbox import (
+    RunSandbox,
+    SandboxPolicy,
+    bubblewrap,
+    network_namespace_problem,
+)
+from k1412_ls.tools.sandbox.seccomp import network_off_filter
 
 pytestmark = pytest.mark.skipif(not bubblewrap().active or network_namespace_problem() is not None
                                 or network_off_filter() is None,

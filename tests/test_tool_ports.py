@@ -9,15 +9,15 @@ import pytest
 
 from k1412_ls.core.agents import child_context
 from k1412_ls.core.delegation import TOOLS as DELEGATION
-from k1412_ls.tools.changes import RunChanges
-from k1412_ls.tools.documents import DiskDocumentStore
 from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices, SubAgentOutcome, ToolContext, required
-from k1412_ls.tools.process_table import ProcessTable
-from k1412_ls.tools.process_tools import TOOLS as PROCESS_TOOLS
+from k1412_ls.tools.processes.process_table import ProcessTable
+from k1412_ls.tools.processes.process_tools import TOOLS as PROCESS_TOOLS
 from k1412_ls.tools.registry import Tool, ToolRegistry
-from k1412_ls.tools.sandbox import SandboxPolicy
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy
+from k1412_ls.tools.undo.changes import RunChanges
 
 
 def _ctx(tmp_path: Path, services: RunServices) -> ToolContext:

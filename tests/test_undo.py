@@ -16,7 +16,7 @@ from k1412_ls.core.events import read_events
 from k1412_ls.core.run_request import RunRequest
 from k1412_ls.core.runtime import Runtime
 from k1412_ls.core.undo_result import UnknownRun, undo_on_disk
-from k1412_ls.tools.undo_store import prune
+from k1412_ls.tools.undo.undo_store import prune
 from tests.support.scripted_model import ScriptedChatModel
 
 TASK = "Change world to there in hello.py, create new.py, delete old.txt with rm and run hello.py."
@@ -230,7 +230,7 @@ def test_adv_a_hard_link_to_outside_is_refused_by_the_writer(tmp_path: Path, ws:
 def test_adv_a_pruned_copy_is_refused_and_pruning_keeps_runs_within_limits(tmp_path: Path, ws: Path,
                                                                              done: Any) -> None:
     state, _before, result = done
-    from k1412_ls.tools.undo_store import UndoLimits
+    from k1412_ls.tools.undo.undo_store import UndoLimits
 
     removed, _blobs = prune(state, UndoLimits(max_age_s=1.0), now=10**12)
     assert removed == 1
@@ -334,7 +334,7 @@ def test_adv_a_user_edit_made_while_the_model_thinks_is_what_undo_restores(tmp_p
 
 def test_pruning_keeps_the_store_within_its_size_oldest_runs_first(tmp_path: Path, ws: Path, done: Any) -> None:
     state, _before, first = done
-    from k1412_ls.tools.undo_store import UndoLimits
+    from k1412_ls.tools.undo.undo_store import UndoLimits
 
     (ws / "big.txt").write_text("a" * 50_000)
     second = run(make_runtime(tmp_path, ScriptedChatModel([

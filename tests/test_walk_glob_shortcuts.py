@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.file_tools import ListFilesArgs, list_files
-from k1412_ls.tools.ignore import GlobFilter
+from k1412_ls.tools.files.file_tools import ListFilesArgs, list_files
+from k1412_ls.tools.files.ignore import GlobFilter
 from k1412_ls.tools.registry import ToolContext
 
 GLOBS = ["*.py", "!*.py", "file_0*.py", "?x.md", "[ab]*.txt", "[!a]*", "build/", "!build/", "*.log",

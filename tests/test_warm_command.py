@@ -1,4 +1,4 @@
-"""The next command's sandbox, started when the last one ended (``k1412_ls/tools/warm_command.py``).
+"""The next command's sandbox, started when the last one ended (``k1412_ls/tools/sandbox/warm_command.py``).
 
 A command takes it only when its confinement would be exactly the same as in a fresh sandbox, and
 then runs exactly as it would have there: these tests compare the two views, replace covered paths
@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 
-from k1412_ls.tools import warm_command
-from k1412_ls.tools.changes import RunChanges
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices
+from k1412_ls.tools.processes.run_command import TOOLS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.run_command import TOOLS
-from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, bubblewrap
-from k1412_ls.tools.warm_command import WarmSandbox
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox import warm_command
+from k1412_ls.tools.sandbox.command_sandbox import RunSandbox, SandboxPolicy, bubblewrap
+from k1412_ls.tools.sandbox.warm_command import WarmSandbox
+from k1412_ls.tools.undo.changes import RunChanges
 
 pytestmark = pytest.mark.skipif(not bubblewrap().active, reason="needs bubblewrap")
 
@@ -280,7 +280,7 @@ def _late_files(ws: Path) -> list[str]:
 
 def _start_and_stop(run: Run, tries: int, warm: bool) -> int:
     """Start a command that writes a file 0.3 s later and stop it at once; how many files appeared."""
-    from k1412_ls.tools.child_processes import shell_argv, spawn
+    from k1412_ls.tools.processes.child_processes import shell_argv, spawn
 
     leaks = 0
     run.run("true")  # a command has ended: the next one's sandbox is started
@@ -313,7 +313,7 @@ def test_control_a_sigterm_and_a_grace_period_let_a_fresh_sandbox_run_on(run: Ru
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     import signal
 
-    from k1412_ls.tools.child_processes import ProcessHandle
+    from k1412_ls.tools.processes.child_processes import ProcessHandle
 
     def old_stop(self: ProcessHandle) -> None:
         self.signal_group(signal.SIGTERM)

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from k1412_ls.tools import locks
-from k1412_ls.tools.documents import DiskDocumentStore, Snapshot
-from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS
-from k1412_ls.tools.locks import user_write_lock, write_guard
-from k1412_ls.tools.patching import TOOLS as PATCH_TOOLS
+from k1412_ls.tools.files import locks
+from k1412_ls.tools.files.documents import DiskDocumentStore, Snapshot
+from k1412_ls.tools.files.file_tools import TOOLS as FILE_TOOLS
+from k1412_ls.tools.files.locks import user_write_lock, write_guard
+from k1412_ls.tools.files.patching import TOOLS as PATCH_TOOLS
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.workspace import Workspace
 from tests.support.write_race import lost_edits, make_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -129,7 +129,7 @@ def test_a_file_created_by_someone_else_meanwhile_is_not_overwritten(ws: Path) -
 
 
 def test_apply_patch_refuses_over_a_foreign_write(ws: Path) -> None:
-    from k1412_ls.tools.apply_patch.tool import TOOLS as APPLY_TOOLS
+    from k1412_ls.tools.files.apply_patch.tool import TOOLS as APPLY_TOOLS
 
     (ws / "a.txt").write_text("one\ntwo\n", encoding="utf-8")
     ctx = _ctx(ws, ForeignWriteAfterRead(ws, "one\ntwo\nthree\n"))
@@ -142,10 +142,10 @@ def test_apply_patch_refuses_over_a_foreign_write(ws: Path) -> None:
 HOLDER = """
 import sys, time
 from pathlib import Path
-from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.locks import write_guard
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.locks import write_guard
 from k1412_ls.tools.registry import ToolContext
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.files.workspace import Workspace
 ctx = ToolContext(workspace=Workspace(sys.argv[1]), documents=DiskDocumentStore(sys.argv[1]))
 with write_guard(ctx):
     Path(sys.argv[2]).touch()

@@ -20,11 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools import documents
-from k1412_ls.tools.documents import DiskDocumentStore, is_write_temp, locked_directory, sweep_write_temps
-from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS
+from k1412_ls.tools.files import documents
+from k1412_ls.tools.files.documents import (
+    DiskDocumentStore,
+    is_write_temp,
+    locked_directory,
+    sweep_write_temps,
+)
+from k1412_ls.tools.files.file_tools import TOOLS as FILE_TOOLS
+from k1412_ls.tools.files.search import TOOLS as SEARCH_TOOLS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.search import TOOLS as SEARCH_TOOLS
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 
@@ -35,7 +40,7 @@ LEFTOVER = ".k1412-0123456789ab.tmp"
 WRITER = """
 import sys
 from pathlib import Path
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
 ws, ready = Path(sys.argv[1]), Path(sys.argv[2])
 store = DiskDocumentStore(ws)
 bodies = ["a" * 4_500_000 + "\\n", "b" * 4_500_000 + "\\n"]
@@ -83,7 +88,7 @@ def test_fifty_sigkills_mid_write_leave_no_temp_file(tmp_path: Path, ws: Path) -
 
 
 def _ctx(ws: Path) -> ToolContext:
-    from k1412_ls.tools.workspace import Workspace
+    from k1412_ls.tools.files.workspace import Workspace
 
     return ToolContext(workspace=Workspace(ws), documents=DiskDocumentStore(ws))
 
@@ -113,7 +118,7 @@ def test_search_files_never_matches_in_a_leftover_temp_file(ws: Path, leftovers:
 
 @pytest.mark.parametrize("glob", [None, "*.tmp", ".k1412-*"])
 def test_both_search_backends_skip_leftover_temp_files(ws: Path, leftovers: list[Path], glob: str | None) -> None:
-    from k1412_ls.tools.search import python_search, rg_search
+    from k1412_ls.tools.files.search import python_search, rg_search
 
     found = [m.path for m in python_search(ws, ws, "needle", False, glob, 100)]
     assert all("k1412-" not in path for path in found), found

@@ -29,7 +29,7 @@ POLICY = "agent-loop-v6"
 SCHEDULER = "safe-parallel-v1"
 CONTEXT_POLICY = "recent-visible-v2"
 # What commands may reach: sandbox-v4 is bubblewrap always (or refused), read-only root, network off by default,
-# .git read-only, the approval policy (k1412_ls/tools/sandbox.py, approval.py); v3 over v2: an allow rule's grant
+# .git read-only, the approval policy (k1412_ls/tools/sandbox/command_sandbox.py, approval.py); v3 over v2: an allow rule's grant
 # holds only for a line that runs nothing else but plain readers, no unix sockets with the network off, PATH dirs
 # cannot be created or renamed, bare repositories and a home workspace's dot entries are read-only, /proc is
 # read-only, hard links into a git dir are undone before a command starts. v4 over v3: hidden and read-only paths

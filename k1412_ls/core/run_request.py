@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from k1412_ls.tools.approval import Approver
+    from k1412_ls.tools.approval.approval_policy import Approver
 
 
 def sub_agent_prompt(role: str, task: str) -> str:

@@ -32,18 +32,18 @@ from k1412_ls.core.run_request import AgentBrief, RunRequest
 from k1412_ls.core.window import ContextBudget, request_chars, schemas_chars
 from k1412_ls.limits import LIMITS, Limits
 from k1412_ls.text.redact import Redactor
-from k1412_ls.tools.approval import AllowStore, ApprovalGate, ApprovalPolicy, parse_rules
-from k1412_ls.tools.changes import RunChanges
-from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
-from k1412_ls.tools.locks import user_write_lock
+from k1412_ls.tools.approval.approval_policy import AllowStore, ApprovalGate, ApprovalPolicy, parse_rules
+from k1412_ls.tools.files.documents import DiskDocumentStore, DocumentStore
+from k1412_ls.tools.files.locks import user_write_lock
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices, SubAgentOutcome
-from k1412_ls.tools.preimages import RunJournal
-from k1412_ls.tools.process_table import ProcessTable
-from k1412_ls.tools.recording import RecordingDocumentStore
+from k1412_ls.tools.processes.process_table import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, hide_from_commands
-from k1412_ls.tools.undo_store import UndoLimits, prune
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox.command_sandbox import RunSandbox, SandboxPolicy, hide_from_commands
+from k1412_ls.tools.undo.changes import RunChanges
+from k1412_ls.tools.undo.preimages import RunJournal
+from k1412_ls.tools.undo.recording import RecordingDocumentStore
+from k1412_ls.tools.undo.undo_store import UndoLimits, prune
 
 if TYPE_CHECKING:
     from k1412_ls.state.store import StateStore
@@ -128,7 +128,7 @@ class Runtime:
         bus.meta.update(request.meta)
         if budget:
             bus.meta["budget"] = budget.describe()  # a budget can end a run early: results say so
-        # Pre-images of every path the run changes, for `k1412 undo` (k1412_ls/tools/preimages.py).
+        # Pre-images of every path the run changes, for `k1412 undo` (k1412_ls/tools/undo/preimages.py).
         limits = UndoLimits.from_config(self.config.undo)
         journal = RunJournal(run_id, request.workspace, self.state_dir, limits)
         try:

@@ -171,7 +171,7 @@ def _restart_watcher(ls: K1412LanguageServer) -> None:
 
 def _sweep_write_temps(ls: K1412LanguageServer) -> None:
     """Remove temp files that killed writes left in the workspace (off the event loop)."""
-    from k1412_ls.tools.documents import sweep_write_temps
+    from k1412_ls.tools.files.documents import sweep_write_temps
 
     try:
         root = ls.runs.workspace_root()
