@@ -20,8 +20,8 @@ from k1412_ls.tools.files.documents import DiskDocumentStore
 from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 
-REPO = Path(__file__).resolve().parents[1]
-CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "codex-apply-patch"
+REPO = Path(__file__).resolve().parents[3]
+CONFORMANCE = Path(__file__).resolve().parents[4] / "shared" / "conformance" / "codex-apply-patch"
 SCENARIO_DIR = CONFORMANCE / "scenarios"
 MISSING = (f"Codex conformance fixtures not found at {CONFORMANCE}; check out the shared conformance fixtures "
            "(../shared/conformance) next to the repo.")

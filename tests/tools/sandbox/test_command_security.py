@@ -32,7 +32,7 @@ from k1412_ls.tools.sandbox.environment import scrubbed_env
 from k1412_ls.tools.sandbox.process_cap import cgroup_parent
 
 REGISTRY = ToolRegistry([*run_command.TOOLS, *process_tools.TOOLS])
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 OPENAI_CANARY = "sk-proj-" + "Zz9Yy8Xx7Ww6Vv5Uu4_Tt3-Ss2Rr1Qq0"
 DEEPSEEK_CANARY = "plain-deepseek-canary-4815162342"  # matches no pattern: only scrubbing can hide it
 

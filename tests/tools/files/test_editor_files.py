@@ -21,7 +21,7 @@ import pytest
 
 from k1412_ls.lsp import constants
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 VSCODE = REPO / "editors" / "vscode"
 NVIM = REPO / "editors" / "nvim"
 

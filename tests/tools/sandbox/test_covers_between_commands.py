@@ -26,7 +26,7 @@ from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy, bubblewrap
 from k1412_ls.tools.sandbox.mounts import MountPlan
 from k1412_ls.tools.sandbox.path_trace import PathTrace
 from k1412_ls.tools.sandbox.trusted import trusted_program
-from tests.test_warm_command import Run
+from tests.tools.sandbox.test_warm_command import Run
 
 needs_bwrap = pytest.mark.skipif(not bubblewrap().active, reason="needs bubblewrap")
 

@@ -33,7 +33,7 @@ from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 REGISTRY = ToolRegistry([*FILE_TOOLS, *SEARCH_TOOLS])
 LEFTOVER = ".k1412-0123456789ab.tmp"
 

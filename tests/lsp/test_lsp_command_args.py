@@ -1,6 +1,6 @@
 """The ``k1412.*`` command arguments, validated in-process through ``parse_args`` (no server started).
 
-The wire (a real server answering InvalidParams for each of these) is tests/test_lsp_commands.py, e2e.
+The wire (a real server answering InvalidParams for each of these) is tests/lsp/test_lsp_commands.py, e2e.
 """
 
 from __future__ import annotations

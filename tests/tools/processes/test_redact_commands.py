@@ -31,7 +31,7 @@ from k1412_ls.tools.processes.process_tools import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from tests.support.cli import CliRun, config_for
 from tests.support.scripted_server import ScriptedServer
-from tests.test_redact_encodings import leaked
+from tests.text.test_redact_encodings import leaked
 
 KEY = "Zq4-e2e-canary-Qm7RxT2vWk9LpZ4sNc8HjY3bFd6"
 KEY_ENV = "K1412_TEST_KEY"

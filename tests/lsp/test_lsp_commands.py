@@ -11,7 +11,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from k1412_ls.lsp import constants as c
 from tests.support.lsp_client import CLIENT_NAMES, lsp_session
-from tests.test_lsp_command_args import WRONG_ARGUMENTS
+from tests.lsp.test_lsp_command_args import WRONG_ARGUMENTS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.parametrize("client", CLIENT_NAMES)]
 
@@ -58,7 +58,7 @@ async def test_list_models_lists_configured_models(tmp_path: Path, client: str) 
 
 
 async def test_wrong_arguments_get_invalid_params(tmp_path: Path, client: str) -> None:
-    """Each command's bad argument, over the wire in one session (the table is tests/test_lsp_command_args.py)."""
+    """Each command's bad argument, over the wire in one session (the table is tests/lsp/test_lsp_command_args.py)."""
     async with lsp_session(tmp_path, client=client) as session:
         for command, argument, fragment in WRONG_ARGUMENTS:
             with pytest.raises(JsonRpcInvalidParams) as caught:

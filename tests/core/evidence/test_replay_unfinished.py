@@ -21,7 +21,7 @@ from tests.support.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 SCRIPT = [
     {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "one\n"}}]},
     {"delay_s": 60, "content": "never sent"},

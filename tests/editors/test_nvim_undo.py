@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import write_config
 from tests.support.scripted_server import ScriptedServer
-from tests.test_nvim_e2e import APP, PRELUDE, run_nvim
+from tests.editors.test_nvim_e2e import APP, PRELUDE, run_nvim
 
 pytestmark = pytest.mark.e2e
 

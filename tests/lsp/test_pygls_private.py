@@ -14,7 +14,7 @@ from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 from k1412_ls.lsp import pygls_private
 from k1412_ls.lsp.protocol import K1412Protocol
 
-PACKAGE = Path(__file__).resolve().parents[1] / "k1412_ls"
+PACKAGE = Path(__file__).resolve().parents[2] / "k1412_ls"
 # Private members of pygls' protocol objects K1412 uses (attributes and methods it overrides).
 PRIVATE = {"_send_data", "_send_response", "_request_futures", "_result_types", "_converter", "_shutdown",
            "_workspace", "_execute_handler", "_handle_response"}

@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.scripted_server import ScriptedServer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def post(base_url: str, body: dict[str, Any]) -> tuple[int, bytes]:

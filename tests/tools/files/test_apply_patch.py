@@ -24,7 +24,7 @@ from k1412_ls.tools.files.documents import DiskDocumentStore
 from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ReadRecord, ToolContext, ToolRegistry, ToolResult
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def make_ctx(root: Path) -> ToolContext:

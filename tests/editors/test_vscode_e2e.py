@@ -30,7 +30,7 @@ from tests.support.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.editor_e2e
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 VSIX = REPO / "editors" / "vscode" / "k1412.vsix"
 DRIVER = REPO / "tests" / "vscode_e2e" / "drive.mjs"
 TASK = "Change x to 2 in app.py"

@@ -27,7 +27,7 @@ from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from tests.support.write_race import lost_edits, make_file
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 REGISTRY = ToolRegistry([*FILE_TOOLS, *PATCH_TOOLS])
 STALE = "changed since you last read it"
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.support.cli import config_for, k1412
 from tests.support.scripted_server import ScriptedServer
-from tests.test_undo import TASK, patch_create_delete, seed, tree
+from tests.tools.undo.test_undo import TASK, patch_create_delete, seed, tree
 
 pytestmark = pytest.mark.e2e
 

@@ -24,7 +24,7 @@ from tests.support.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NVIM_DIR = REPO / "editors" / "nvim"
 TASK = "Change x to 2 in app.py"
 APP = "x = 1\nprint(x)\n"
