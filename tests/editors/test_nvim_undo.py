@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import write_config
-from tests.support.scripted_server import ScriptedServer
 from tests.editors.test_nvim_e2e import APP, PRELUDE, run_nvim
+from tests.support.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.e2e
 

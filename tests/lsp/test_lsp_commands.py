@@ -10,8 +10,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from k1412_ls.lsp import constants as c
-from tests.support.lsp_client import CLIENT_NAMES, lsp_session
 from tests.lsp.test_lsp_command_args import WRONG_ARGUMENTS
+from tests.support.lsp_client import CLIENT_NAMES, lsp_session
 
 pytestmark = [pytest.mark.e2e, pytest.mark.parametrize("client", CLIENT_NAMES)]
 
