@@ -25,6 +25,7 @@ from k1412_ls.tools.processes.observe import (
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.sandbox.command_sandbox import SANDBOXED, RunSandbox, SandboxPolicy
 from k1412_ls.tools.sandbox.environment import scrubbed_env
+from k1412_ls.tools.sandbox.host_tmp import hidden_tmp_note
 from k1412_ls.tools.undo.changes import ChangeTracker, change_entries
 
 MAX_TIMEOUT_S = LIMITS.max_command_timeout_s
@@ -182,6 +183,10 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         cap_note = (f"The command tried to run more than {done.process_cap} processes at once and further forks "
                     "were refused; run fewer processes in parallel.")
         note = f"{note} {cap_note}" if note else cap_note
+    if done.exit_code and done.sandbox.startswith(SANDBOXED):
+        tmp_note = hidden_tmp_note(text, str(sandbox.tmp_dir()))
+        if tmp_note:
+            note = f"{note} {tmp_note}" if note else tmp_note
     if note:
         fields["note"] = note
     # Worth the model's attention when the sandbox is degraded, or when a failure may come from it (offline).

@@ -55,6 +55,7 @@ from k1412_ls.tools.sandbox.bubblewrap import (
     refusal,
 )
 from k1412_ls.tools.sandbox.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
+from k1412_ls.tools.sandbox.host_tmp import tmp_tool_flags
 from k1412_ls.tools.sandbox.mounts import MountPlan, inside
 from k1412_ls.tools.sandbox.path_trace import PathTrace
 from k1412_ls.tools.sandbox.protected_paths import (
@@ -203,6 +204,7 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
     if not network:
         plan.flags += list(NETWORK_OFF_FLAGS)
     plan.flags += ["--bind", str(tmp_dir), "/tmp"]
+    plan.flags += tmp_tool_flags([*fixed.protected, *fixed.path_dirs], keep)
     plan.bind(root)
     for extra in policy.writable:
         path = os.path.realpath(os.path.expanduser(extra))
@@ -265,7 +267,7 @@ def reader_argv(argv: list[str], workspace: Path, fixed: FixedPaths) -> list[str
         return None
     root = os.path.realpath(workspace)
     plan = MountPlan()
-    plan.flags += [*READER_FLAGS, "--tmpfs", "/tmp", "--ro-bind", root, root]
+    plan.flags += [*READER_FLAGS, "--tmpfs", "/tmp", *tmp_tool_flags(fixed.protected, [root]), "--ro-bind", root, root]
     for path in fixed.hidden:
         plan.hide(path, [root])
     plan.flags += ["--chdir", root]
