@@ -25,7 +25,7 @@ from k1412_ls.core.guards import GuardState, find_duplicate_commands, normalize_
 from k1412_ls.core.intent import IntentDecision, classify_intent
 from k1412_ls.core.model_port import ChatModel
 from k1412_ls.core.run_request import AgentBrief
-from k1412_ls.core.scheduler import Scheduler
+from k1412_ls.core.scheduler import Annotator, Scheduler
 from k1412_ls.core.tool_selection import select_registry
 from k1412_ls.core.window import ContextBudget
 from k1412_ls.limits import Limits
@@ -67,6 +67,7 @@ class AgentFactory:
     meter: RunMeter
     guards: GuardState
     workspace: Path
+    annotate: Annotator | None = None  # test integrity facts after each call (``core.test_watch``)
 
     def brief(self, brief: AgentBrief, agent_id: str | None = None) -> Briefed:
         """Classify the brief's intent once and bind its gate (only ``agent_id``'s own events count)."""
@@ -84,7 +85,7 @@ class AgentFactory:
         scheduler = Scheduler(permitted, self.executor, emit, guards=self.guards, normalize=normalize_arguments,
                               find_duplicates=find_duplicate_commands,
                               unavailable=self.unavailable_reason(brief.write, sub_agent=brief.sub_agent),
-                              max_calls=self.limits.max_calls_per_response)
+                              max_calls=self.limits.max_calls_per_response, annotate=self.annotate)
         requested = brief.max_iterations or (
             self.limits.max_subagent_iterations if brief.sub_agent else self.spec.max_iterations)
         max_iterations = self.limits.iterations(requested, depth=1 if brief.sub_agent else 0)

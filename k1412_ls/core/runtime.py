@@ -29,6 +29,7 @@ from k1412_ls.core.guards import GuardState
 from k1412_ls.core.model_port import ChatModel
 from k1412_ls.core.run_outcomes import RunCancelled, RunEnded, RunFailed, RunResult
 from k1412_ls.core.run_request import AgentBrief, RunRequest
+from k1412_ls.core.test_watch import TestWatch
 from k1412_ls.core.window import ContextBudget, request_chars, schemas_chars
 from k1412_ls.limits import LIMITS, Limits
 from k1412_ls.text.redact import Redactor
@@ -182,7 +183,8 @@ class _Run:
         # the guards are shared with sub-agents.
         self.agents = AgentFactory(runtime.registry, runtime.executor, runtime.limits, bus, model, self.spec,
                                    self.budget, self.meter, GuardState(workspace_root=str(self.workspace.root)),
-                                   self.workspace.root)
+                                   self.workspace.root,
+                                   annotate=TestWatch(journal).annotate if journal is not None else None)
         self.briefed = self.agents.brief(request.brief())
         self.gate: BoundGate = self.briefed.gate
 

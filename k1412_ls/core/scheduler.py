@@ -30,6 +30,8 @@ CANCEL_GRACE_S = 5.0
 Normalizer = Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]
 # and, for the runnable calls of one response, index of each repeat -> index of its first occurrence.
 DuplicateFinder = Callable[[list[ToolCall]], dict[int, int]]
+# What a finished call's changes did to the tests (``core.test_watch``), added to its facts before the event.
+Annotator = Callable[[dict[str, Any]], list[dict[str, str]] | None]
 
 
 class Guards(Protocol):
@@ -73,7 +75,7 @@ class Scheduler:
     def __init__(self, registry: ToolRegistry, executor: Executor, emit: Emitter, *, guards: Guards | None = None,
                  normalize: Normalizer | None = None, find_duplicates: DuplicateFinder | None = None,
                  unavailable: Callable[[str], str | None] | None = None,
-                 max_calls: int = MAX_CALLS_PER_RESPONSE) -> None:
+                 max_calls: int = MAX_CALLS_PER_RESPONSE, annotate: Annotator | None = None) -> None:
         self.registry = registry
         self.executor = executor
         self.emit = emit
@@ -82,6 +84,7 @@ class Scheduler:
         self.find_duplicates = find_duplicates
         self.max_calls = max_calls
         self.unavailable = unavailable
+        self.annotate = annotate
 
     def _prepare(self, calls: Sequence[ToolCall]) -> list[_Prepared]:
         prepared: list[_Prepared] = []
@@ -174,6 +177,10 @@ class Scheduler:
                 await asyncio.wait_for(asyncio.shield(future), CANCEL_GRACE_S)
             raise
         end = time.monotonic()
+        if self.annotate is not None and isinstance(result.facts, dict):
+            integrity = self.annotate(result.facts)
+            if integrity:
+                result.facts["test_integrity"] = integrity
         if self.guards is not None:
             self.guards.observe(call.name, arguments, result)
         outcome = CallOutcome(call, result, queue_ms=_ms(begin - batch_start), run_ms=_ms(end - begin),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.claims import find_claims
-from k1412_ls.core.evidence.ledger import EvidenceLedger
+from k1412_ls.core.evidence.ledger import EvidenceLedger, IntegrityEntry
 from k1412_ls.core.evidence.proof import Evidence, Problem, failure_problems
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.core.evidence.rules import CHECKS
@@ -61,6 +61,20 @@ def recovery_instruction(problems: list[Problem]) -> str:
     return f"Not proven yet: {missing}. {text}"
 
 
+def constraint_problems(requirements: Requirements, integrity: list[IntegrityEntry]) -> list[Problem]:
+    """What the run changed that the request forbade: existing tests, when it said to leave them alone."""
+    if not requirements.tests_frozen:
+        return []
+    latest: dict[str, IntegrityEntry] = {}
+    for entry in integrity:
+        latest[entry.path] = entry
+    changed = [e for e in latest.values() if e.change not in ("intact", "created")]
+    return [Problem("constraint", f"the request said not to change the tests, but {e.path} was changed "
+                    f"({e.why or e.change})",
+                    f"put {e.path} back as it was (the request forbids changing the tests) and fix the code instead.")
+            for e in changed[:3]]
+
+
 class CompletionGate:
     """Checks a run's ledger against the evidence its request requires."""
 
@@ -72,7 +86,8 @@ class CompletionGate:
     def evaluate(self, ledger: EvidenceLedger, final_message: str) -> Verdict:
         """The verdict for ``final_message`` without remembering it."""
         writes, looks, runs = ledger.snapshot()
-        runs = runs_in_context(writes, runs, self.requirements)
+        integrity = ledger.integrity_snapshot()
+        runs = runs_in_context(writes, runs, self.requirements, integrity)
         evidence = Evidence(writes, looks, runs, self.requirements, final_message, tuple(ledger.skipped))
         problems: list[Problem] = []
         satisfied: list[str] = []
@@ -87,6 +102,10 @@ class CompletionGate:
                 problems.extend(found)
             else:
                 satisfied.append(kind)
+        broken = constraint_problems(self.requirements, integrity)
+        if broken:
+            required.append("constraints")
+            problems.extend(broken)
         claimed = CHECKS["claims"](evidence)
         if find_claims(final_message) or claimed:
             required.append("claims")

@@ -69,6 +69,21 @@ class WriteEntry:
 
 
 @dataclass(frozen=True)
+class IntegrityEntry:
+    """What a change did to one test file, as of event ``seq`` (``core.evidence.test_integrity``)."""
+
+    seq: int
+    depth: int
+    path: str
+    change: str  # intact | added | created | weakened | removed | unknown
+    why: str = ""
+
+    @property
+    def voids_proof(self) -> bool:
+        return self.change in ("weakened", "removed", "unknown")
+
+
+@dataclass(frozen=True)
 class LookEntry:
     """A successful read, listing, stat, search or git status/diff."""
 
@@ -135,6 +150,7 @@ class EvidenceLedger:
     runs: list[RunEntry] = field(default_factory=list)
     # Paths whose only writes were skipped as identical (the file already had that content).
     skipped: list[str] = field(default_factory=list)
+    integrity: list[IntegrityEntry] = field(default_factory=list)
     task: str | None = None
     _seen: set[int] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -162,6 +178,10 @@ class EvidenceLedger:
     def _take(self, event: Event, tool: str, ok: bool, facts: dict[str, Any], args: dict[str, Any]) -> None:
         kind = facts.get("kind")
         seq, depth = event.seq, event.depth
+        for raw in facts.get("test_integrity") or []:
+            if isinstance(raw, dict) and isinstance(raw.get("path"), str) and isinstance(raw.get("change"), str):
+                self.integrity.append(IntegrityEntry(seq, depth, normalize_path(raw["path"]), raw["change"],
+                                                     str(raw.get("why") or "")))
         if kind == "write":
             # Write facts list only changes that were applied; a patch that failed half way
             # (ok false) still changed the files it lists, and those need verifying too.
@@ -239,6 +259,11 @@ class EvidenceLedger:
             outcome = line_outcome(shape, exit_code, False, observed, _tally(facts), output, normalize_path(cwd))
         self.runs.append(RunEntry(seq, depth, tool, shape, exit_code, succeeded, failed, numbers,
                                   source, process_id, outcome, normalize_path(cwd), _units(facts.get("units"))))
+
+    def integrity_snapshot(self) -> list[IntegrityEntry]:
+        """The test integrity findings in ``seq`` order."""
+        with self._lock:
+            return sorted(self.integrity, key=lambda e: e.seq)
 
     def snapshot(self) -> tuple[list[WriteEntry], list[LookEntry], list[RunEntry]]:
         """The entries sorted by ``seq`` (a consistent copy, safe while events keep arriving)."""

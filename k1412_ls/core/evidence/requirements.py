@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.shadows import probe_shadows
+from k1412_ls.core.evidence.test_edits import asks_to_edit_tests, tests_frozen
 from k1412_ls.core.intent import IntentDecision, classify_intent
 from k1412_ls.text.vocabulary import extract_targets, is_report_path, is_source_path
 
@@ -72,6 +73,8 @@ class Requirements:
     test_files: tuple[str, ...] | None = None  # the workspace's test files when the run started (None: unknown)
     resolved: bool = False  # named files were looked up in the workspace (``existing`` is meaningful)
     shadows: tuple[str, ...] = ()  # root modules that shadow a test runner when the run started (``pytest/``)
+    test_edits: bool = False  # the request asks for tests themselves to change (``test_edits``)
+    tests_frozen: bool = False  # the request forbids changing the existing tests
 
     def needs(self, kind: str) -> bool:
         """Whether ``kind`` of evidence is required."""
@@ -191,7 +194,8 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
         shadows = probe_shadows(resolve) if resolve is not None else ()
     return Requirements(ordered, (*decision.rules, *rules), targets, request, question, inputs, existing,
                         destinations, tags, renames="rename" in tags, test_files=test_files,
-                        resolved=resolve is not None or bool(recorded and "existing" in recorded), shadows=shadows)
+                        resolved=resolve is not None or bool(recorded and "existing" in recorded), shadows=shadows,
+                        test_edits=asks_to_edit_tests(request), tests_frozen=tests_frozen(request))
 
 
 def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]) -> tuple[str, ...]:

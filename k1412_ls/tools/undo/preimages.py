@@ -341,6 +341,33 @@ class RunJournal:
                         self._baseline.pop(rel, None)
             self._save()
 
+    # -- what the run started from -----------------------------------------------------------
+    def prior_bytes(self, rel: str) -> tuple[str, bytes | None]:
+        """What ``rel`` held before this run first changed it: ``("file", data)``, ``("absent", None)``, or
+        ``("unknown", None)`` when no copy was kept (too big, not a regular file, never recorded)."""
+        with self._lock:
+            entry = self._entries.get(rel)
+            before = entry.get("before") if entry is not None else None
+        if not isinstance(before, dict):
+            return "unknown", None
+        if before.get("kind") == "absent":
+            return "absent", None
+        blob = before.get("blob")
+        if before.get("kind") == "file" and isinstance(blob, str):
+            data = self.blobs.get(blob)
+            if data is not None:
+                return "file", data
+        return "unknown", None
+
+    def current_bytes(self, rel: str) -> tuple[str, bytes | None]:
+        """What ``rel`` holds now, read without following symlinks, in the same terms as :meth:`prior_bytes`."""
+        state = read_state(self.root, rel, self.limits.max_file_bytes)
+        if state.kind == "absent":
+            return "absent", None
+        if state.kind == "file" and state.data is not None:
+            return "file", state.data
+        return "unknown", None
+
     # -- the manifest ------------------------------------------------------------------------
     def finish(self) -> None:
         self._stop.set()  # a baseline still being built is no longer needed
