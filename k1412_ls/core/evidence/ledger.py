@@ -113,6 +113,7 @@ class RunEntry:
     outcome: LineOutcome = field(default_factory=LineOutcome)
     cwd: str = "."
     units: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    printed: bool = True  # the command printed something (a read that printed nothing showed no content)
 
     @property
     def proves_run(self) -> bool:
@@ -258,7 +259,8 @@ class EvidenceLedger:
             observed = facts.get("observed") if isinstance(facts.get("observed"), list) else []
             outcome = line_outcome(shape, exit_code, False, observed, _tally(facts), output, normalize_path(cwd))
         self.runs.append(RunEntry(seq, depth, tool, shape, exit_code, succeeded, failed, numbers,
-                                  source, process_id, outcome, normalize_path(cwd), _units(facts.get("units"))))
+                                  source, process_id, outcome, normalize_path(cwd), _units(facts.get("units")),
+                                  printed=bool(output.strip())))
 
     def integrity_snapshot(self) -> list[IntegrityEntry]:
         """The test integrity findings in ``seq`` order."""
