@@ -21,6 +21,7 @@ from k1412_ls.core.evidence.proof import (
     Evidence,
     FileState,
     Problem,
+    committed,
     last_code_write,
     passing_tests_after,
     same_path,
@@ -169,7 +170,7 @@ def check_claims(ev: Evidence) -> list[Problem]:
                 problems.append(Problem("claims", "the answer says it compiles, but no compile succeeded",
                                         "compile it with run_command and report the compiler's real output."))
         elif claim.kind == "committed":
-            if not any(r.outcome.committed for r in ev.runs):
+            if not any(committed(r) for r in ev.runs):
                 problems.append(Problem("claims", "the answer says the work was committed, but no git commit "
                                         "succeeded", "commit with run_command (git commit) or do not claim it."))
         elif claim.kind == "changed-something":

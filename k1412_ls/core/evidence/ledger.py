@@ -97,6 +97,32 @@ class LookEntry:
 
 
 @dataclass(frozen=True)
+class CommitFact:
+    """HEAD of the workspace's repository moved during a command (``tools.git_head``)."""
+
+    files: tuple[str, ...] | None  # paths the new commits changed (None: git could not tell)
+    file_count: int | None
+    descends: bool  # the new HEAD descends from the old one (new commits, not a reset or checkout)
+    dirty_after: int | None  # paths still uncommitted after the command
+
+    @property
+    def new_work(self) -> bool:
+        """New, non-empty commits on top of what HEAD was."""
+        return self.descends and bool(self.file_count)
+
+
+def _commit_fact(raw: Any) -> CommitFact | None:
+    if not isinstance(raw, dict) or not raw.get("head_after") or raw.get("error"):
+        return None
+    files = raw.get("files")
+    count = raw.get("file_count")
+    dirty = raw.get("dirty_after")
+    return CommitFact(tuple(normalize_path(f) for f in files if isinstance(f, str)) if isinstance(files, list) else None,
+                      count if isinstance(count, int) else None, bool(raw.get("descends")),
+                      dirty if isinstance(dirty, int) else None)
+
+
+@dataclass(frozen=True)
 class RunEntry:
     """A command run (``exec``) or a background process observation (``process``)."""
 
@@ -114,6 +140,7 @@ class RunEntry:
     cwd: str = "."
     units: tuple[tuple[str, tuple[str, ...]], ...] = ()
     printed: bool = True  # the command printed something (a read that printed nothing showed no content)
+    commit: CommitFact | None = None  # HEAD of the workspace's repository moved during the command
 
     @property
     def proves_run(self) -> bool:
@@ -260,7 +287,7 @@ class EvidenceLedger:
             outcome = line_outcome(shape, exit_code, False, observed, _tally(facts), output, normalize_path(cwd))
         self.runs.append(RunEntry(seq, depth, tool, shape, exit_code, succeeded, failed, numbers,
                                   source, process_id, outcome, normalize_path(cwd), _units(facts.get("units")),
-                                  printed=bool(output.strip())))
+                                  printed=bool(output.strip()), commit=_commit_fact(facts.get("git_commit"))))
 
     def integrity_snapshot(self) -> list[IntegrityEntry]:
         """The test integrity findings in ``seq`` order."""

@@ -136,13 +136,19 @@ def verified(ev: Evidence, state: FileState) -> bool:
         same_line = run.seq == after and state.last.by_command
         if run.seq < after or (run.seq == after and not same_line) or not run.succeeded:
             continue
-        if run.source == "process" or run.proves_run or run.outcome.committed:
+        if run.source == "process" or run.proves_run or committed(run):
             return True
         if run.shape.role == "setup" and touches(run, state.path):
             return True
         if run.shape.role == "probe" and run.printed and touches(run, state.path):
             return True
     return False
+
+
+def committed(run: RunEntry) -> bool:
+    """The command put new, non-empty commits onto the workspace repository's HEAD (``git_commit`` fact):
+    not a dry run, not an empty commit, not a commit in another repository, not a reset."""
+    return run.commit is not None and run.commit.new_work
 
 
 def successful_runs(ev: Evidence) -> list[RunEntry]:

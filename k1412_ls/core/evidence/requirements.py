@@ -75,6 +75,7 @@ class Requirements:
     shadows: tuple[str, ...] = ()  # root modules that shadow a test runner when the run started (``pytest/``)
     test_edits: bool = False  # the request asks for tests themselves to change (``test_edits``)
     tests_frozen: bool = False  # the request forbids changing the existing tests
+    commit_all: bool = False  # "commit all my changes": nothing may stay uncommitted
 
     def needs(self, kind: str) -> bool:
         """Whether ``kind`` of evidence is required."""
@@ -195,7 +196,8 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     return Requirements(ordered, (*decision.rules, *rules), targets, request, question, inputs, existing,
                         destinations, tags, renames="rename" in tags, test_files=test_files,
                         resolved=resolve is not None or bool(recorded and "existing" in recorded), shadows=shadows,
-                        test_edits=asks_to_edit_tests(request), tests_frozen=tests_frozen(request))
+                        test_edits=asks_to_edit_tests(request), tests_frozen=tests_frozen(request),
+                        commit_all="commit" in tags and bool(_COMMIT_ALL.search(request)))
 
 
 def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]) -> tuple[str, ...]:
@@ -213,6 +215,11 @@ _PROHIBITION = re.compile(
     r"|(?:不要|别|不用|无需|不必|勿|禁止|不许|不能)\s*(?:先)?(?:修改|改动|改|动|修|删除|删|添加|加|提交|写|运行|执行|跑)"
     r"[^，。,.;；！!]{0,12}",
     re.IGNORECASE)
+# "Commit all my changes", "commit everything", "提交所有修改", "全部提交": the whole working tree, not a part.
+_COMMIT_ALL = re.compile(
+    r"\bcommit\s+(?:all|everything|every\s+change|each\s+change)\b|\bcommit\s+(?:\w+\s+){0,2}all\s+(?:of\s+)?"
+    r"(?:the\s+|my\s+|your\s+)?(?:changes|modifications|edits|files|work)\b"
+    r"|(?:提交|commit)\s*(?:所有|全部|一切)|(?:所有|全部)[^，。,.;；]{0,8}?(?:都)?提交|全部提交", re.IGNORECASE)
 _CODE_REF = re.compile(r"`[^`]+`|\b[A-Za-z_][A-Za-z0-9_]*\(\)")
 _FIXING = re.compile(r"\b(?:fix|bug|repair|broken)|修复|修一下|修好|改好|错误", re.IGNORECASE)
 _ASKS = re.compile(r"(?:\?|？|吗|呢)\s*$")

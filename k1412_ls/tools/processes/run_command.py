@@ -13,6 +13,7 @@ from k1412_ls.limits import LIMITS
 from k1412_ls.tools.approval.approval_policy import ApprovalGate
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.facts import exec_facts
+from k1412_ls.tools.git_head import commit_facts, read_head
 from k1412_ls.tools.processes.child_processes import Completed, run_to_end, shell_argv
 from k1412_ls.tools.processes.observe import (
     close_quietly,
@@ -153,6 +154,7 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
     holder = ctx.services.changes
     tracker = holder.tracker() if holder is not None else ChangeTracker(root)
     before = tracker.begin()
+    head_before = read_head(root)
     records_file = status_file()
     try:
         fd = fileno(records_file)
@@ -173,6 +175,9 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
     facts.update(observed_facts(args.command, records, ctx.redactor.text))
     facts["changes"] = change_entries(root, changes)
     facts["changes_complete"] = complete
+    commit = commit_facts(ctx, head_before, read_head(root))
+    if commit is not None:
+        facts["git_commit"] = commit
     fields: dict[str, Any] = {"exit_code": done.exit_code, **output_fields(done, text),
                               "duration_ms": done.duration_ms}
     if done.timed_out:
