@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.claims import find_claims
-from k1412_ls.core.evidence.ledger import EvidenceLedger, IntegrityEntry
+from k1412_ls.core.evidence.constraints import violations
+from k1412_ls.core.evidence.ledger import EvidenceLedger, IntegrityEntry, WriteEntry
 from k1412_ls.core.evidence.proof import Evidence, Problem, failure_problems
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.core.evidence.rules import CHECKS
 from k1412_ls.core.evidence.run_context import runs_in_context
+from k1412_ls.text.vocabulary import extract_targets
 
 
 @dataclass(frozen=True)
@@ -61,18 +63,47 @@ def recovery_instruction(problems: list[Problem]) -> str:
     return f"Not proven yet: {missing}. {text}"
 
 
-def constraint_problems(requirements: Requirements, integrity: list[IntegrityEntry]) -> list[Problem]:
-    """What the run changed that the request forbade: existing tests, when it said to leave them alone."""
+def constraint_problems(requirements: Requirements, integrity: list[IntegrityEntry],
+                        writes: list[WriteEntry]) -> list[Problem]:
+    """What the run changed that the request forbade (``core.evidence.constraints``; existing tests when it
+    said to leave them alone)."""
+    problems = _change_set_problems(requirements, writes)
     if not requirements.tests_frozen:
-        return []
+        return problems
     latest: dict[str, IntegrityEntry] = {}
     for entry in integrity:
         latest[entry.path] = entry
     changed = [e for e in latest.values() if e.change not in ("intact", "created")]
-    return [Problem("constraint", f"the request said not to change the tests, but {e.path} was changed "
+    return problems + [Problem("constraint", f"the request said not to change the tests, but {e.path} was changed "
                     f"({e.why or e.change})",
                     f"put {e.path} back as it was (the request forbids changing the tests) and fix the code instead.")
             for e in changed[:3]]
+
+
+def net_changes(writes: list[WriteEntry]) -> list[str]:
+    """Paths the run changed, less those it created and removed again (nothing left of them)."""
+    steps: list[tuple[str, str]] = []
+    for entry in writes:
+        if entry.action == "move" and entry.from_path:
+            steps.append((entry.from_path, "delete"))
+        steps.append((entry.path, entry.action))
+    first: dict[str, str] = {}
+    last: dict[str, str] = {}
+    for path, action in steps:
+        first.setdefault(path, action)
+        last[path] = action
+    return [p for p in last if not (first[p] == "create" and last[p] == "delete")]
+
+
+def _change_set_problems(requirements: Requirements, writes: list[WriteEntry]) -> list[Problem]:
+    constraints = requirements.constraints
+    if not constraints.any:
+        return []
+    resolve = dict(zip(extract_targets(requirements.request), requirements.targets, strict=False))
+    bad = violations(constraints, net_changes(writes), resolve, requirements.destinations)
+    return [Problem("constraint", f"{path} was changed, but {why}",
+                    f"put {path} back as it was (`git checkout -- {path}`, or rewrite it) and keep to what the "
+                    "request allows.") for path, why in bad[:3]]
 
 
 class CompletionGate:
@@ -102,7 +133,7 @@ class CompletionGate:
                 problems.extend(found)
             else:
                 satisfied.append(kind)
-        broken = constraint_problems(self.requirements, integrity)
+        broken = constraint_problems(self.requirements, integrity, writes)
         if broken:
             required.append("constraints")
             problems.extend(broken)

@@ -32,6 +32,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from k1412_ls.core.evidence.constraints import ChangeConstraints, change_constraints
 from k1412_ls.core.evidence.shadows import probe_shadows
 from k1412_ls.core.evidence.test_edits import asks_to_edit_tests, tests_frozen
 from k1412_ls.core.intent import IntentDecision, classify_intent
@@ -76,6 +77,7 @@ class Requirements:
     test_edits: bool = False  # the request asks for tests themselves to change (``test_edits``)
     tests_frozen: bool = False  # the request forbids changing the existing tests
     commit_all: bool = False  # "commit all my changes": nothing may stay uncommitted
+    constraints: ChangeConstraints = field(default_factory=ChangeConstraints)  # limits on what may change
 
     def needs(self, kind: str) -> bool:
         """Whether ``kind`` of evidence is required."""
@@ -197,7 +199,8 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
                         destinations, tags, renames="rename" in tags, test_files=test_files,
                         resolved=resolve is not None or bool(recorded and "existing" in recorded), shadows=shadows,
                         test_edits=asks_to_edit_tests(request), tests_frozen=tests_frozen(request),
-                        commit_all="commit" in tags and bool(_COMMIT_ALL.search(request)))
+                        commit_all="commit" in tags and bool(_COMMIT_ALL.search(request)),
+                        constraints=change_constraints(request))
 
 
 def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]) -> tuple[str, ...]:
