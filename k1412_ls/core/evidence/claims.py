@@ -58,9 +58,25 @@ _DIRECTORY = re.compile(r"\b(?:the\s+)?([A-Za-z0-9_.-]+)\s+(?:directory|folder|d
                         r"|([A-Za-z0-9_.-]+)\s*(?:目录|文件夹)", re.IGNORECASE)
 
 
-# Phrases that sound negative but claim success ("no problem", "没有问题", "without errors").
-_NOT_NEGATIONS = re.compile(r"\bno\s+(?:problems?|issues?|errors?|warnings?|failures?)\b|\bwithout\s+(?:errors?|warnings?|"
-                            r"problems?|issues?)\b|没有?问题|没有?报错|没有错误|没有警告|无错误|无警告|零错误", re.IGNORECASE)
+# Phrases that sound negative but claim success ("no problem", "没有问题", "without errors", "0 failed").
+_NOT_NEGATIONS = re.compile(r"\bno\s+(?:problems?|issues?|errors?|warnings?|failures?|failing\s+tests?)\b|\bwithout\s+"
+                            r"(?:errors?|warnings?|problems?|issues?|failures?)\b|\b(?:0|zero|none)\s+(?:tests?\s+)?"
+                            r"(?:failed|failures?|failing|errors?)\b|\bfailed:?\s*0\b|\berrors?:?\s*0\b|没有?问题|没有?报错|"
+                            r"没有错误|没有警告|无错误|无警告|零错误|0\s*(?:个)?(?:失败|错误)|失败\s*[:：]?\s*0|没有失败|无失败",
+                            re.IGNORECASE)
+# Any wording that says tests (a suite, a runner, a check target) came out well, wherever the words stand in
+# the clause: "the suite is green", "make test: 0 failed", "用例全绿 ✅", "单测也都跑过了". Found by co-occurrence, not
+# by phrase, so a wording no pattern names is still checked.
+_TEST_SUBJECT = re.compile(
+    r"\b(?:unit\s+)?tests?\b|\btest\s*suite\b|\bsuite\b|\bspecs?\b|\bpytest\b|\bunittest\b|\bjest\b|\bvitest\b"
+    r"|\bmocha\b|\bcargo\s+test\b|\bgo\s+test\b|\bctest\b|\bmake\s+(?:test|check)\b|\bnpm\s+(?:run\s+)?test\b"
+    r"|\bdoctests?\b|\bregression\s+checks?\b|测试|用例|单测|单元测试|回归",
+    re.IGNORECASE)
+_GOOD_OUTCOME = re.compile(
+    r"\b(?:pass|passes|passed|passing|green|succeed|succeeds|succeeded|successful|successfully|ok|okay|clean|"
+    r"all\s+good|fine|works?|working)\b|✅|✔|✓|\b(?:0|zero)\s+(?:tests?\s+)?(?:failed|failures?|errors?)\b"
+    r"|通过|全绿|绿了|变绿|没问题|正常|成功|跑过|跑通|全过|都过|过了",
+    re.IGNORECASE)
 # A change claimed in the first person or the perfect, with no file named ("Updated the footer", "已修改").
 _DID_CHANGE = re.compile(r"^\s*(?:i\s+(?:have\s+)?|i've\s+|we\s+|(?:it|this|that)\s+(?:is|was|has\s+been)\s+)?"
                          r"(?:fixed|updated|changed|modified|edited|bumped|patched|renamed|replaced|corrected|"
@@ -94,7 +110,8 @@ def find_claims(answer: str) -> list[Claim]:
     for sentence in _sentences(answer):
         if _NEGATION.search(_NOT_NEGATIONS.sub(" ", sentence)):
             continue
-        if _TESTS_PASS.search(sentence):
+        if _TESTS_PASS.search(sentence) or (_TEST_SUBJECT.search(sentence) and (
+                _GOOD_OUTCOME.search(sentence) or _NOT_NEGATIONS.search(sentence))):
             claims.append(Claim("tests-pass", None, sentence))
         if _COMPILES.search(sentence):
             files = [f for f in extract_targets(sentence) if re.search(r"\.(?:c|cc|cpp|h|rs|go|java|ts)$", f)]

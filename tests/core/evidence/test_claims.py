@@ -47,3 +47,16 @@ def test_claims_found(answer: str, expected: set[tuple[str, str | None]]) -> Non
 def test_negated_or_hedged_sentences_claim_nothing(answer: str) -> None:
     assert not {k for k, _ in kinds(answer)} & {"tests-pass", "changed", "compiles", "committed", "deleted",
                                                "changed-something"}
+
+
+@pytest.mark.parametrize("answer", ["The suite is green.", "用例全绿 ✅", "make test: 0 failed", "单测也都跑过了。",
+                                    "No failing tests remain.", "回归测试全部正常"])
+def test_test_claims_in_words_no_phrase_names_are_found(answer: str) -> None:
+    """A sentence with a test subject and a good outcome is a claim, whatever its wording."""
+    assert "tests-pass" in [c.kind for c in find_claims(answer)]
+
+
+@pytest.mark.parametrize("answer", ["I ran the tests: 2 failed, as expected before the fix.", "Tests were not run.",
+                                    "I did not touch the tests; the fix is in calc.py."])
+def test_negative_test_sentences_claim_nothing(answer: str) -> None:
+    assert "tests-pass" not in [c.kind for c in find_claims(answer)]
