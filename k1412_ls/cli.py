@@ -227,6 +227,9 @@ def _print_verdict(result: RunResult, out: TextIO) -> None:
         out.write(result.message.rstrip() + "\n\n")
     out.write(f"status: {result.status}\n")
     out.write(f"{describe_verification(result.evidence)}\n")
+    contract = result.evidence.get("contract") or []
+    if contract:
+        out.write("done when:\n" + "".join(f"  {item}\n" for item in contract))
     if result.files_changed:
         out.write("files changed: " + ", ".join(result.files_changed) + "\n")
     from k1412_ls.core.cost import Cost, describe_cost

@@ -25,7 +25,10 @@ from k1412_ls.text.redact import Redactor
 # agent-loop-v6 over v5: every agent is built by one factory (k1412_ls/core/agents.py): the editor's delegate
 # opens with the same sub-agent prompt as a spawn_agent child, and tools are routed by the same intent decision
 # the requirements use (the request without what it forbids).
-POLICY = "agent-loop-v6"
+# agent-loop-v7 over v6: the gate judges observed facts: bent tests (test_integrity facts) void test proof,
+# change-set constraints are checked, commits are facts of the workspace repository, reads must show content,
+# test claims are found by subject and outcome, and the contract is recorded and marked item by item.
+POLICY = "agent-loop-v7"
 SCHEDULER = "safe-parallel-v1"
 CONTEXT_POLICY = "recent-visible-v2"
 # What commands may reach: sandbox-v4 is bubblewrap always (or refused), read-only root, network off by default,

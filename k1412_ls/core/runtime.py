@@ -24,6 +24,7 @@ from k1412_ls.core.context_policy import ContextPolicy
 from k1412_ls.core.cost import Budget, RunMeter
 from k1412_ls.core.delegation import DELEGATION_TOOLS, Delegator
 from k1412_ls.core.events import Emitter, EventBus, EventSink, JsonlSink
+from k1412_ls.core.evidence.contract import contract_items
 from k1412_ls.core.evidence_binding import BoundGate, files_changed
 from k1412_ls.core.guards import GuardState
 from k1412_ls.core.model_port import ChatModel
@@ -201,6 +202,7 @@ class _Run:
             "task": request.task, "intent": request.intent, "model": self.spec.id, "provider": self.spec.provider,
             "workspace": str(self.workspace.root), "role": request.role, "pid": os.getpid(),
             "requirements": self.gate.gate.requirements.as_record(),
+            "contract": [item for _, item in contract_items(self.gate.gate.requirements)],
         })
         processes = ProcessTable()
         delegator = Delegator(asyncio.get_running_loop(), self._run_child)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.claims import find_claims
 from k1412_ls.core.evidence.constraints import violations
+from k1412_ls.core.evidence.contract import checked_items, has_constraints
 from k1412_ls.core.evidence.ledger import EvidenceLedger, IntegrityEntry, WriteEntry
 from k1412_ls.core.evidence.proof import Evidence, Problem, failure_problems
 from k1412_ls.core.evidence.requirements import Requirements
@@ -36,6 +37,7 @@ class Verdict:
     missing: list[str]
     instruction: str
     problems: tuple[Problem, ...] = field(default=(), repr=False)
+    contract: list[str] = field(default_factory=list)  # each item of the contract, marked ✓ or ✗
 
     @property
     def missing_kinds(self) -> list[str]:
@@ -44,7 +46,8 @@ class Verdict:
 
     def as_state(self) -> dict[str, list[str]]:
         """The ``evidence`` object of the run result."""
-        return {"required": list(self.required), "satisfied": list(self.satisfied), "missing": list(self.missing)}
+        return {"required": list(self.required), "satisfied": list(self.satisfied), "missing": list(self.missing),
+                "contract": list(self.contract)}
 
 
 def recovery_instruction(problems: list[Problem]) -> str:
@@ -134,9 +137,12 @@ class CompletionGate:
             else:
                 satisfied.append(kind)
         broken = constraint_problems(self.requirements, integrity, writes)
-        if broken:
+        if broken or has_constraints(self.requirements):
             required.append("constraints")
-            problems.extend(broken)
+            if broken:
+                problems.extend(broken)
+            else:
+                satisfied.append("constraints")
         claimed = CHECKS["claims"](evidence)
         if find_claims(final_message) or claimed:
             required.append("claims")
@@ -144,8 +150,9 @@ class CompletionGate:
                 problems.extend(claimed)
             else:
                 satisfied.append("claims")
+        contract = checked_items(self.requirements, satisfied, tuple(problems), "claims" in required)
         return Verdict(
-            complete=not problems, required=required, satisfied=satisfied,
+            complete=not problems, required=required, satisfied=satisfied, contract=contract,
             missing=[str(p) for p in problems], instruction=recovery_instruction(problems), problems=tuple(problems),
         )
 
