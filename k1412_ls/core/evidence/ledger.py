@@ -77,6 +77,7 @@ class IntegrityEntry:
     path: str
     change: str  # intact | added | created | weakened | removed | unknown
     why: str = ""
+    how: str = ""  # for weakened: changed | removed | skipped | hooked
 
     @property
     def voids_proof(self) -> bool:
@@ -209,7 +210,7 @@ class EvidenceLedger:
         for raw in facts.get("test_integrity") or []:
             if isinstance(raw, dict) and isinstance(raw.get("path"), str) and isinstance(raw.get("change"), str):
                 self.integrity.append(IntegrityEntry(seq, depth, normalize_path(raw["path"]), raw["change"],
-                                                     str(raw.get("why") or "")))
+                                                     str(raw.get("why") or ""), str(raw.get("how") or "")))
         if kind == "write":
             # Write facts list only changes that were applied; a patch that failed half way
             # (ok false) still changed the files it lists, and those need verifying too.

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.constraints import ChangeConstraints, change_constraints
 from k1412_ls.core.evidence.shadows import probe_shadows
-from k1412_ls.core.evidence.test_edits import asks_to_edit_tests, tests_frozen
+from k1412_ls.core.evidence.test_edits import asks_to_edit_tests, tests_are_oracle, tests_frozen
 from k1412_ls.core.intent import IntentDecision, classify_intent
 from k1412_ls.text.vocabulary import extract_targets, is_report_path, is_source_path
 
@@ -76,6 +76,7 @@ class Requirements:
     shadows: tuple[str, ...] = ()  # root modules that shadow a test runner when the run started (``pytest/``)
     test_edits: bool = False  # the request asks for tests themselves to change (``test_edits``)
     tests_frozen: bool = False  # the request forbids changing the existing tests
+    tests_oracle: bool = True  # the tests judge the work (a fix, passing tests asked for): changed checks bend them
     commit_all: bool = False  # "commit all my changes": nothing may stay uncommitted
     constraints: ChangeConstraints = field(default_factory=ChangeConstraints)  # limits on what may change
 
@@ -199,6 +200,7 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
                         destinations, tags, renames="rename" in tags, test_files=test_files,
                         resolved=resolve is not None or bool(recorded and "existing" in recorded), shadows=shadows,
                         test_edits=asks_to_edit_tests(request), tests_frozen=tests_frozen(request),
+                        tests_oracle=tests_are_oracle(request),
                         commit_all="commit" in tags and bool(_COMMIT_ALL.search(request)),
                         constraints=change_constraints(request))
 

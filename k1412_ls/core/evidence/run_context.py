@@ -44,19 +44,22 @@ def runs_in_context(writes: list[WriteEntry], runs: list[RunEntry], requirements
                 config.append((entry, why))
     judged: list[RunEntry] = []
     for run in runs:
-        bent = None if requirements.test_edits else bent_tests(integrity or [], run.seq)
+        bent = None if requirements.test_edits else bent_tests(integrity or [], run.seq, requirements.tests_oracle)
         tests = tuple(_judged(test, run.seq, writes, config, requirements, bent) for test in run.outcome.tests)
         judged.append(run if tests == run.outcome.tests else replace(run, outcome=replace(run.outcome, tests=tests)))
     return judged
 
 
-def bent_tests(integrity: list[IntegrityEntry], seq: int) -> IntegrityEntry | None:
-    """The first test file whose state as of event ``seq`` takes away what its tests checked, if any."""
+def bent_tests(integrity: list[IntegrityEntry], seq: int, oracle: bool = True) -> IntegrityEntry | None:
+    """The first test file whose state as of event ``seq`` takes away what its tests checked, if any.
+
+    Where the tests are not the oracle of the work (a behaviour change, not a fix), changing what a test
+    checks is part of the change; removing, skipping or hooking tests never is."""
     latest: dict[str, IntegrityEntry] = {}
     for entry in integrity:
         if entry.seq <= seq:
             latest[entry.path] = entry
-    return next((e for e in latest.values() if e.voids_proof), None)
+    return next((e for e in latest.values() if e.voids_proof and (oracle or e.how != "changed")), None)
 
 
 def _judged(test: TestOutcome, seq: int, writes: list[WriteEntry], config: list[tuple[WriteEntry, str]],

@@ -50,6 +50,21 @@ def _negated(text: str, start: int) -> bool:
         _NEGATION_ZH.search(before))
 
 
+# The tests are the oracle of the work: a fix ("fix the bug", "修复"), or passing tests as the goal ("so the tests
+# pass", "make sure the tests still pass", "测试通过"). A behaviour change without either ("make the greeting say
+# hi", "rename slug to slugify") changes what the tests expect as part of the work.
+_ORACLE = re.compile(
+    r"\b(?:fix\w*|bugs?|broken|failing|fails?|repair\w*|regressions?|crash\w*|wrong|incorrect)\b"
+    r"|\b(?:tests?|suite|specs?)\s+(?:\w+\s+){0,3}?(?:pass|passes|passing|green|succeed)\w*"
+    r"|修复|修一下|修好|修正|改好|bug|错误|报错|失败|不对|崩溃|测试[^，。；,.;]{0,10}(?:通过|全绿|跑过|成功)", re.IGNORECASE)
+
+
+def tests_are_oracle(request: str) -> bool:
+    """Whether the tests judge the work (a fix, or passing tests asked for), so changing what they check
+    bends them rather than updating them."""
+    return bool(_ORACLE.search(request))
+
+
 def tests_frozen(request: str) -> bool:
     """Whether the request forbids changing the existing tests."""
     return bool(_FROZEN_EN.search(request) or _FROZEN_ZH.search(request))
@@ -66,4 +81,4 @@ def asks_to_edit_tests(request: str) -> bool:
     return False
 
 
-__all__ = ["asks_to_edit_tests", "tests_frozen"]
+__all__ = ["asks_to_edit_tests", "tests_are_oracle", "tests_frozen"]

@@ -24,6 +24,7 @@ or ignores a test, is ``weakened``; pure additions are ``added``.
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import posixpath
 import re
@@ -51,6 +52,7 @@ class IntegrityFinding:
     path: str
     change: str  # one of CHANGES
     why: str = ""
+    how: str = ""  # for ``weakened``: changed (what a test checks), removed, skipped or hooked (code on import)
 
     @property
     def voids_proof(self) -> bool:
@@ -58,6 +60,8 @@ class IntegrityFinding:
 
     def as_fact(self) -> dict[str, str]:
         fact = {"path": self.path, "change": self.change}
+        if self.how:
+            fact["how"] = self.how
         if self.why:
             fact["why"] = self.why
         return fact
@@ -80,7 +84,7 @@ def compare(path: str, old: str | None, new: str | None) -> IntegrityFinding:
     if old is None:
         return IntegrityFinding(path, "created", f"{path} is a new test file")
     if new is None:
-        return IntegrityFinding(path, "removed", f"{path} was removed, so its tests no longer run")
+        return IntegrityFinding(path, "removed", f"{path} was removed, so its tests no longer run", "removed")
     if old == new:
         return IntegrityFinding(path, "intact")
     if path.endswith(".py"):
@@ -98,29 +102,90 @@ def _compare_python(path: str, old: str, new: str) -> IntegrityFinding:
     try:
         after = ast.parse(new)
     except SyntaxError:
-        return IntegrityFinding(path, "weakened", f"{path} no longer parses")
+        return _weakened(path, "changed", f"{path} no longer parses")
     if ast.dump(before) == ast.dump(after):
         return IntegrityFinding(path, "intact")
     old_defs = dict(_definitions(before))
     new_defs = dict(_definitions(after))
+    unclaimed = {_shape(node): name for name, node in new_defs.items() if name not in old_defs}
     for name, node in old_defs.items():
-        if name not in new_defs:
+        new_node = new_defs.get(name)
+        if new_node is None:
+            # Renamed with everything it checks intact (a rename across the code and its tests)?
+            if unclaimed.pop(_shape(node), None) is not None:
+                continue
             what = "test" if _is_test_name(name) else "definition"
-            return IntegrityFinding(path, "weakened", f"the {what} {name} was removed from {path}")
-        if ast.dump(node) != ast.dump(new_defs[name]):
-            what = "test" if _is_test_name(name) else "definition the tests use"
-            return IntegrityFinding(path, "weakened", f"the {what} {name} in {path} was changed")
-    old_top = [ast.dump(n) for n in before.body if not _is_definition(n)]
-    for node in after.body:
-        if _is_definition(node) or ast.dump(node) in old_top:
+            return _weakened(path, "removed", f"the {what} {name} was removed from {path}")
+        if ast.dump(node) == ast.dump(new_node) or _shape(node) == _shape(new_node):
             continue
-        if not _harmless_module_statement(node):
-            return IntegrityFinding(path, "weakened", f"{path} gained module-level code that runs on import "
-                                    f"(line {getattr(node, 'lineno', '?')})")
-    for dumped in old_top:
-        if dumped not in (ast.dump(n) for n in after.body if not _is_definition(n)):
-            return IntegrityFinding(path, "weakened", f"module-level code of {path} was changed or removed")
+        if _added_skip(node, new_node):
+            return _weakened(path, "skipped", f"{name} in {path} was marked to be skipped")
+        what = "test" if _is_test_name(name) else "definition the tests use"
+        return _weakened(path, "changed", f"what the {what} {name} in {path} checks was changed")
+    old_imports = [_import_key(n) for n in before.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    new_imports = [_import_key(n) for n in after.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    for key in old_imports:
+        if key not in new_imports:
+            return _weakened(path, "changed", f"{path} no longer imports {key} as it did")
+    old_top = {_shape(n) for n in before.body if not _is_definition(n) and not _is_import(n)}
+    new_top = [n for n in after.body if not _is_definition(n) and not _is_import(n)]
+    for node in new_top:
+        if _shape(node) not in old_top and not _harmless_module_statement(node):
+            text = ast.unparse(node)
+            how = "skipped" if _PY_EXIT.search(text) or re.search(r"\bskip", text) else "hooked"
+            return _weakened(path, how, f"{path} gained module-level code that runs on import "
+                             f"(line {getattr(node, 'lineno', '?')})")
+    if old_top - {_shape(n) for n in new_top}:
+        return _weakened(path, "changed", f"module-level code of {path} was changed or removed")
     return IntegrityFinding(path, "added", f"tests were added to {path}")
+
+
+def _weakened(path: str, how: str, why: str) -> IntegrityFinding:
+    return IntegrityFinding(path, "weakened", why, how)
+
+
+class _Anonymous(ast.NodeTransformer):
+    """Every name replaced by ``_``: what remains is what a test checks (its structure and its values)."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name(id="_", ctx=node.ctx)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        return ast.Attribute(value=self.visit(node.value), attr="_", ctx=node.ctx)
+
+    def visit_alias(self, node: ast.alias) -> ast.AST:
+        return ast.alias(name="_", asname=None)
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        return ast.arg(arg="_", annotation=None)
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            node.name = "_"
+        return super().generic_visit(node)
+
+
+def _shape(node: ast.AST) -> str:
+    return ast.dump(_Anonymous().visit(copy.deepcopy(node)), annotate_fields=False)
+
+
+def _is_import(node: ast.AST) -> bool:
+    return isinstance(node, (ast.Import, ast.ImportFrom))
+
+
+def _import_key(node: ast.Import | ast.ImportFrom) -> str:
+    """An import by what it reaches: the module (names may be added or renamed; the module must stay)."""
+    if isinstance(node, ast.ImportFrom):
+        return "." * node.level + (node.module or "")
+    return ",".join(sorted(a.name for a in node.names))
+
+
+def _added_skip(old: ast.AST, new: ast.AST) -> bool:
+    def markers(node: ast.AST) -> int:
+        text = ast.unparse(node)
+        return len(re.findall(r"\b(?:skip\w*|xfail|expectedFailure)\b", text)) + len(_PY_EXIT.findall(text))
+
+    return markers(new) > markers(old)
 
 
 def _definitions(tree: ast.Module) -> list[tuple[str, ast.AST]]:
@@ -189,21 +254,39 @@ def _meaningful(line: str, suffix: str) -> bool:
     return not stripped.startswith(comments)
 
 
+_ASSERTING = re.compile(
+    r"\b(?:assert\w*|expect\w*|CHECK\w*|REQUIRE\w*|EXPECT_\w+|ASSERT_\w+|should\w*|toBe\w*|toEqual\w*|toMatch\w*"
+    r"|Fail\w*|Error[fF]?|Fatal[fF]?)\b|\b(?:test|it|describe|TEST|TEST_F)\s*\(|#\[test\]|\bfn\s+test|\bfunc\s+Test"
+    r"|@Test\b|\breturn\s+(?:1|-1|fails|failures)\b|\bexit\s*\(\s*[1-9]")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _normal(line: str) -> str:
+    """A line with every identifier replaced: a rename leaves it as it was."""
+    return _WORD.sub("_", line.strip())
+
+
 def _compare_lines(path: str, old: str, new: str) -> IntegrityFinding:
     suffix = posixpath.splitext(path)[1].lower()
     old_lines, new_lines = old.splitlines(), new.splitlines()
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
-        if tag in ("replace", "delete"):
-            gone = [line for line in old_lines[a0:a1] if _meaningful(line, suffix)]
-            if gone:
-                return IntegrityFinding(path, "weakened", f"{path}: line {a0 + 1} ({gone[0].strip()[:60]!r}) was "
-                                        "changed or removed")
         if tag in ("replace", "insert"):
             for line in new_lines[b0:b1]:
                 if _SKIP_MARKERS.search(line) or _PY_EXIT.search(line):
-                    return IntegrityFinding(path, "weakened", f"{path} gained a line that skips tests "
-                                            f"({line.strip()[:60]!r})")
+                    return _weakened(path, "skipped", f"{path} gained a line that skips tests "
+                                     f"({line.strip()[:60]!r})")
+        if tag not in ("replace", "delete"):
+            continue
+        gone = [line for line in old_lines[a0:a1] if _meaningful(line, suffix) and _ASSERTING.search(line)]
+        if not gone:
+            continue  # messages, setup and comments: not what the tests check
+        added = {_normal(line) for line in new_lines[b0:b1]}
+        missing = [g for g in gone if _normal(g) not in added]
+        if not missing:
+            continue  # the same checks under new names (a rename)
+        how = "changed" if tag == "replace" and any(_ASSERTING.search(x) for x in new_lines[b0:b1]) else "removed"
+        return _weakened(path, how, f"{path}: the check on line {a0 + 1} ({missing[0].strip()[:60]!r}) was {how}")
     return IntegrityFinding(path, "added", f"lines were added to {path}")
 
 

@@ -115,8 +115,10 @@ def test_state_tracks_progress_and_remembers_the_last_answer() -> None:
     assert gate.state(ledger)["satisfied"] == ["execution"]
     assert gate.check(ledger, "It took 0.42 s.").complete
     # The state reported at the end agrees with the verdict that ended the run.
-    assert gate.state(ledger) == {"required": ["execution", "benchmark"],
-                                  "satisfied": ["execution", "benchmark"], "missing": []}
+    state = gate.state(ledger)
+    assert {k: state[k] for k in ("required", "satisfied", "missing")} == {
+        "required": ["execution", "benchmark"], "satisfied": ["execution", "benchmark"], "missing": []}
+    assert all(item.startswith("✓") for item in state["contract"]), state["contract"]
 
 
 def test_sub_agent_scope_counts_only_its_own_events() -> None:
