@@ -6,7 +6,9 @@ import json
 import threading
 from pathlib import Path
 
-from k1412_ls.core.events import META, Emitter, EventBus, JsonlSink, read_events
+import pytest
+
+from k1412_ls.core.events import META, AuditFailed, Emitter, Event, EventBus, JsonlSink, read_events
 from k1412_ls.text.redact import Redactor
 
 
@@ -41,21 +43,35 @@ def test_concurrent_emits_keep_seq_contiguous(tmp_path: Path) -> None:
     assert [e.seq for e in events] == list(range(1, 801))
 
 
-def test_a_torn_last_line_is_ignored_and_a_broken_sink_does_not_break_the_run(tmp_path: Path) -> None:
+def test_a_torn_last_line_is_ignored_and_a_failing_sink_stops_the_run_in_one_sentence(tmp_path: Path) -> None:
     log = tmp_path / "e.jsonl"
-    calls: list[int] = []
+    calls: list[str] = []
 
-    def broken(_event: object) -> None:
-        calls.append(1)
-        raise RuntimeError("disk full")
+    def broken(event: Event) -> None:
+        calls.append(event.type)
+        raise OSError(28, "No space left on device")
 
     bus = EventBus("r", "u", None, Redactor(), [broken, JsonlSink(log)])
-    bus.emit("run.created", {})
-    bus.emit("run.completed", {})
-    assert len(calls) == 1  # disabled after its first failure
+    with pytest.raises(AuditFailed) as first:
+        bus.emit("run.created", {})
+    sentence = str(first.value)
+    assert "could not record event 1 (run.created): No space left on device" in sentence
+    assert sentence.startswith("The run was stopped") and sentence.endswith("unrecorded.") and "\n" not in sentence
+    with pytest.raises(AuditFailed):  # never disabled: every later event stops the run again
+        bus.emit("tool.started", {})
+    bus.emit("run.failed", {"status": "failed", "message": sentence})  # the closing event still goes out
+    assert calls == ["run.created", "tool.started", "run.failed"]
     with log.open("a") as fh:
-        fh.write('{"run_id": "r", "seq": 3, "ty')
-    assert [e.seq for e in read_events(log)] == [1, 2]
+        fh.write('{"run_id": "r", "seq": 4, "ty')
+    assert [e.type for e in read_events(log)] == ["run.created", "tool.started", "run.failed"]
+
+
+def test_a_log_on_a_full_disk_stops_the_run_and_keeps_only_whole_lines(tmp_path: Path) -> None:
+    full = JsonlSink(Path("/dev/full"))  # every write fails with ENOSPC, as on a full disk
+    bus = EventBus("r", "u", None, Redactor(), [full, JsonlSink(tmp_path / "e.jsonl")])
+    with pytest.raises(AuditFailed, match="the event log /dev/full could not record event 1"):
+        bus.emit("run.created", {"task": "t"})
+    assert bus.failure is not None and [e.seq for e in read_events(tmp_path / "e.jsonl")] == [1]
 
 
 def test_unknown_event_types_are_refused() -> None:
@@ -67,22 +83,16 @@ def test_unknown_event_types_are_refused() -> None:
     assert bus.history == []
 
 
-def test_a_removed_sink_gets_nothing_more_and_broken_sinks_stay_disabled() -> None:
+def test_a_removed_sink_gets_nothing_more() -> None:
     seen: list[int] = []
     late: list[int] = []
-    failures: list[int] = []
-
-    def broken(_event: object) -> None:
-        failures.append(1)
-        raise RuntimeError("boom")
 
     def record(event: object) -> None:
         seen.append(1)
 
-    bus = EventBus("r", "u", None, Redactor(), [record, broken])
+    bus = EventBus("r", "u", None, Redactor(), [record])
     bus.add_sink(lambda _e: late.append(1))
     bus.emit("run.created", {})
     bus.remove_sink(record)
     bus.emit("run.completed", {})
     assert seen == [1] and late == [1, 1]  # the later sink still runs
-    assert failures == [1]  # the broken one stays off after the indices shift
