@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,3 +97,38 @@ def test_a_removed_sink_gets_nothing_more() -> None:
     bus.remove_sink(record)
     bus.emit("run.completed", {})
     assert seen == [1] and late == [1, 1]  # the later sink still runs
+
+
+def test_a_sink_failing_mid_run_stops_it_before_the_command_runs_and_the_log_says_why(tmp_path: Path) -> None:
+    import asyncio
+
+    from k1412_ls.catalog import default_registry
+    from k1412_ls.config import build_config
+    from k1412_ls.core.run_request import RunRequest
+    from k1412_ls.core.runtime import Runtime
+    from tests.support.scripted_model import ScriptedChatModel
+
+    script = [{"tool_calls": [{"name": "list_files", "arguments": {}}]},
+              {"tool_calls": [{"name": "run_command", "arguments": {"command": "rm README.md"}}]},
+              {"content": "Deleted README.md.", "repeat": True}]
+
+    def run(ws: Path, sinks: list[Any]) -> Any:
+        ws.mkdir()
+        (ws / "README.md").write_text("readme\n")
+        runtime = Runtime(build_config({}), lambda _c, _s: ScriptedChatModel(script), tmp_path / "state",
+                          default_registry())
+        return asyncio.run(runtime.run(RunRequest(task="Delete README.md.", workspace=ws), sinks=sinks))
+
+    control = run(tmp_path / "control", [])
+    assert control.status == "completed" and not (tmp_path / "control" / "README.md").exists()
+
+    def full_after_listing(event: Event) -> None:
+        if event.type == "tool.started" and event.payload.get("tool") == "run_command":
+            raise OSError(28, "No space left on device")
+
+    result = run(tmp_path / "ws", [full_after_listing])
+    assert result.status == "failed" and (tmp_path / "ws" / "README.md").exists()  # the command never ran
+    assert "could not record event" in result.message and "(tool.started): No space left on device" in result.message
+    logged = read_events(Path(result.events_path))
+    assert logged[-1].type == "run.failed" and logged[-1].payload["message"] == result.message
+    assert [e.payload["tool"] for e in logged if e.type == "tool.completed"] == ["list_files"]
