@@ -53,6 +53,8 @@ def dumps(value: Any, *, indent: int | None = None) -> str:
     """
     separators = (",", ":") if indent is None else (",", ": ")
     text = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+    if text.isascii():  # the common case, fast: json escaped every C0 control already, DEL is left
+        return text.replace("\x7f", "\\u007f")
     return _IN_RECORD.sub(_json_escape, text)
 
 
