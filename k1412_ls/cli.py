@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 from collections.abc import Sequence
@@ -87,6 +86,8 @@ def _positive(kind: type[float] | type[int]) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command != "lsp":  # the language server's stdio carries the protocol, not text for a person
+        _show_controls_visibly()
     try:
         if args.command == "run":
             return _cmd_run(args)
@@ -106,6 +107,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except Exception as exc:
         return _unexpected(exc)
+
+
+def _show_controls_visibly() -> None:
+    """Every later write to stdout/stderr shows control, bidi and format characters, never lets the terminal act
+    on them (the model's and commands' text reaches the verdict, progress, replay, undo and stats output)."""
+    from k1412_ls.text.lossless import VisibleStream
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, VisibleStream):
+            setattr(sys, name, VisibleStream(stream))
+
+
+def _print_json(value: Any) -> None:
+    """Exact JSON whose strings hold nothing a terminal interprets (k1412_ls/text/lossless.py)."""
+    from k1412_ls.text.lossless import terminal_json
+
+    print(terminal_json(value))
 
 
 def _unexpected(exc: Exception) -> int:
@@ -177,7 +196,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     sinks = [TerminalSink(sys.stderr)] if live else []
     result = asyncio.run(_run_with_signals(runtime, request, model, sinks))
     if args.json:
-        print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+        _print_json(result.as_dict())
     else:
         _print_verdict(result, sys.stdout)
     return result.exit_code
@@ -213,10 +232,11 @@ class TerminalSink:
 
     def __call__(self, event: Event) -> None:
         from k1412_ls.core.render import describe_event
+        from k1412_ls.text.lossless import visible
 
         line = describe_event(event)
         if line:
-            self.stream.write(line + "\n")
+            self.stream.write(visible(line, keep_lines=False) + "\n")
             self.stream.flush()
 
 
@@ -245,7 +265,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
     config = load_config(args.config, _workspace(args.workspace))
     rows = config.models_listing()
     if args.json:
-        print(json.dumps(rows, indent=2))
+        _print_json(rows)
         return 0
     table = [("id", "provider", "provider model", "thinking", "effort", "iterations", "context chars",
               "USD / M tokens in·cached·out")]
@@ -270,16 +290,17 @@ def _price(pricing: dict[str, Any] | None) -> str:
 def _cmd_replay(args: argparse.Namespace) -> int:
     from k1412_ls.core.render import describe_event, describe_verification
     from k1412_ls.core.replay_view import load_run_log, replay_report
+    from k1412_ls.text.lossless import visible
 
     path = load_run_log(args.run, state_dir())
     report = replay_report(path)
     if args.json:
-        print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+        _print_json(report.as_dict())
         return 0
     for event in report.events:
         line = describe_event(event)
         if line:
-            print(f"{event.seq:>4} {event.ts} {line}")
+            print(f"{event.seq:>4} {event.ts} {visible(line, keep_lines=False)}")
     if report.agrees is None and report.recorded == "unfinished":
         print("\nrecorded verdict: unfinished (the log has no end: the run was killed or is still running)")
     else:
@@ -298,11 +319,11 @@ def _cmd_undo(args: argparse.Namespace) -> int:
         result = undo_on_disk(state_dir(), args.run, by="cli")
     except UnknownRun as exc:
         if args.json:
-            print(json.dumps({"ok": False, "run_id": args.run, "restored": [], "refused": [], "message": str(exc)}))
+            _print_json({"ok": False, "run_id": args.run, "restored": [], "refused": [], "message": str(exc)})
         print(f"k1412: {exc}", file=sys.stderr)
         return EXIT_UNKNOWN_RUN
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        _print_json(result)
         return exit_code(result)
     print(result["message"])
     for path in result["restored"]:

@@ -23,7 +23,7 @@ from k1412_ls.core.agents import AgentFactory, child_context
 from k1412_ls.core.context_policy import ContextPolicy
 from k1412_ls.core.cost import Budget, RunMeter
 from k1412_ls.core.delegation import DELEGATION_TOOLS, Delegator
-from k1412_ls.core.events import Emitter, EventBus, EventSink, JsonlSink
+from k1412_ls.core.events import AuditFailed, Emitter, EventBus, EventSink, JsonlSink
 from k1412_ls.core.evidence.contract import contract_items
 from k1412_ls.core.evidence_binding import BoundGate, files_changed
 from k1412_ls.core.guards import GuardState
@@ -198,12 +198,15 @@ class _Run:
 
     async def drive(self) -> RunResult:
         request = self.request
-        self.emit("run.created", {
-            "task": request.task, "intent": request.intent, "model": self.spec.id, "provider": self.spec.provider,
-            "workspace": str(self.workspace.root), "role": request.role, "pid": os.getpid(),
-            "requirements": self.gate.gate.requirements.as_record(),
-            "contract": [item for _, item in contract_items(self.gate.gate.requirements)],
-        })
+        try:
+            self.emit("run.created", {
+                "task": request.task, "intent": request.intent, "model": self.spec.id, "provider": self.spec.provider,
+                "workspace": str(self.workspace.root), "role": request.role, "pid": os.getpid(),
+                "requirements": self.gate.gate.requirements.as_record(),
+                "contract": [item for _, item in contract_items(self.gate.gate.requirements)],
+            })
+        except AuditFailed as failed:
+            return self._finish(failed)
         processes = ProcessTable()
         delegator = Delegator(asyncio.get_running_loop(), self._run_child)
         changes = RunChanges(self.workspace.root, self.journal)
@@ -235,14 +238,14 @@ class _Run:
             await self.loop.run(messages)
             raise RunFailed("The agent loop ended without a verdict.")
         except RunEnded as ended:
-            return self._finish(ended, ctx)
+            return self._finish(ended)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
-            return self._finish(RunCancelled("The run was cancelled; its processes were stopped."), ctx)
+            return self._finish(RunCancelled("The run was cancelled; its processes were stopped."))
         except Exception as exc:  # the run never raises to its caller
-            return self._finish(RunFailed(failure_message(exc)), ctx)
+            return self._finish(RunFailed(failure_message(exc)))
         finally:
             ctx.cancel.set()
             delegator.cancel_all()
@@ -278,7 +281,9 @@ class _Run:
         }
         return prepared.messages
 
-    def _finish(self, ended: RunEnded, ctx: ToolContext) -> RunResult:
+    def _finish(self, ended: RunEnded) -> RunResult:
+        if self.bus.failure is not None and not isinstance(ended, AuditFailed):
+            ended = AuditFailed(self.bus.failure)  # whatever the loop made of it, the log failed first
         loop = self.loop
         evidence = self.gate.state()
         changed = files_changed(self.bus.history)
@@ -289,8 +294,12 @@ class _Run:
         cost = self.meter.cost.as_dict()
         payload = {"status": ended.status, "message": message[:4000], "evidence": evidence,
                    "files_changed": changed, "iterations": iterations, "usage": usage, "cost": cost}
-        # Every run ends with exactly one run.<status> event carrying the result summary.
-        self.emit(f"run.{ended.status}", payload)
+        # Every run ends with exactly one run.<status> event carrying the result summary; a run whose
+        # log could not take an event ends failed, saying why (core/events.py: a sink is never disabled).
+        try:
+            self.emit(f"run.{ended.status}", payload)
+        except AuditFailed as failed:
+            return self._finish(failed)
         state = self.runtime.state
         if state is not None and not self.request.role:
             try:

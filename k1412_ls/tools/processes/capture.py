@@ -3,6 +3,9 @@
 A command may print gigabytes or one 100 MB line; the server keeps at most
 ``head_bytes + tail_bytes`` of it and reports how many bytes it dropped.
 Errors usually live at the end, so the tail gets the larger share.
+The kept bytes are decoded losslessly: a byte that is not UTF-8 becomes the lone surrogate
+U+DC80–U+DCFF (``surrogateescape``), so the log records exactly the bytes the command wrote
+(k1412_ls/text/lossless.py).
 """
 
 from __future__ import annotations
@@ -84,11 +87,11 @@ class HeadTailBuffer:
     def render(self) -> tuple[str, int]:
         """The kept text with an omission marker where bytes were dropped, and the omitted count."""
         if self.omitted == 0:
-            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "replace"), 0
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "surrogateescape"), 0
         # Cut partial characters at the gap instead of printing replacement characters.
         head_cut = incomplete_utf8_suffix(self.head)
         tail_cut = _leading_continuations(self.tail)
-        head = bytes(self.head[: len(self.head) - head_cut]).decode("utf-8", "replace")
-        tail = bytes(self.tail[tail_cut:]).decode("utf-8", "replace")
+        head = bytes(self.head[: len(self.head) - head_cut]).decode("utf-8", "surrogateescape")
+        tail = bytes(self.tail[tail_cut:]).decode("utf-8", "surrogateescape")
         omitted = self.omitted + head_cut + tail_cut
         return f"{head}{omission_marker(omitted)}{tail}", omitted

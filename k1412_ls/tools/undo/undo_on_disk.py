@@ -11,7 +11,6 @@ the same no-symlink, atomic writer the file tools use.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import threading
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from k1412_ls.text import lossless
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.files.documents import NO_FILE as DISK_NO_FILE
 from k1412_ls.tools.files.documents import atomic_write_bytes
@@ -198,12 +198,12 @@ def latest_run(state: Path, root: Path) -> str | None:
 def _logged_changes(state: Path, run_id: str) -> bool:
     """Whether the run's log says it changed files (its end event, or any command or write fact)."""
     try:
-        lines = (state / "runs" / f"{run_id}.jsonl").read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = lossless.record_lines((state / "runs" / f"{run_id}.jsonl").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
         return False
     for line in lines:
         try:
-            event = json.loads(line)
+            event = lossless.loads(line)
         except ValueError:
             continue
         payload = event.get("payload") if isinstance(event, dict) else None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import threading
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from k1412_ls.config import UndoSpec
+from k1412_ls.text import lossless
 
 MB = 1024 * 1024
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
@@ -103,13 +103,14 @@ def write_json(path: Path, value: Any) -> None:
     """Replace ``path`` with ``value`` as JSON, atomically (a reader sees the old or the new file)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(value, ensure_ascii=False, indent=1), encoding="utf-8")
+    # The record rule (k1412_ls/text/lossless.py): a name that is not UTF-8 is kept as os.fsdecode gives it.
+    tmp.write_text(lossless.dumps(value, indent=1), encoding="utf-8")
     os.replace(tmp, path)
 
 
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return lossless.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
 
