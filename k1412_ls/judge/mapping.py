@@ -4,7 +4,8 @@ Each step becomes a ``tool.started``/``tool.completed`` pair with the payload an
 tool of the same kind records (``k1412_ls.tools.facts``): a shell command is a ``run_command`` with
 exec facts (its exit status, output, test summary) and the changes its text proves
 (``command_writes``); a structured write or edit is a ``write_file``/``edit_file`` write; a read is a
-``read_file`` read; a search or listing is a ``search_files``/``list_files`` inspection. A step that
+``read_file`` read; a search or listing is a ``search_files`` inspection; a plan note is an
+``update_plan`` (no evidence value). A step that
 maps to none of these is logged with no facts, so it can never become evidence. Files the final diff
 changed that no step was seen changing are logged as changed by an unread step just before the end:
 they count as changes that were never verified.
@@ -26,7 +27,7 @@ from k1412_ls.judge.command_writes import Change, command_changes
 from k1412_ls.judge.foreign import ForeignRun, Step, relative_to_root
 from k1412_ls.tools.facts import exec_facts, write_entry, write_facts
 
-MAPPED_KINDS = ("command", "write", "edit", "read", "search")
+MAPPED_KINDS = ("command", "write", "edit", "read", "search", "note")
 _TS = "1970-01-01T00:00:00.000Z"
 
 
@@ -96,6 +97,8 @@ def map_run(run: ForeignRun) -> MappedRun:
             _look(log, step, run.root, "read_file", "read")
         elif step.kind == "search":
             _look(log, step, run.root, "search_files", "inspect")
+        elif step.kind == "note":
+            log.tool("update_plan", {}, step.ok, {"kind": "state", "op": "plan"})  # a plan proves nothing
         else:
             unmapped[step.tool or "unknown"] = unmapped.get(step.tool or "unknown", 0) + 1
             log.tool(step.tool or "unknown", {}, False, None)
