@@ -61,8 +61,10 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--json", action="store_true", help="print the re-check as JSON")
 
     from k1412_ls.experiments.cli_commands import add_commands
+    from k1412_ls.judge.cli_command import add_command as add_judge
 
     add_commands(sub)
+    add_judge(sub)
 
     undo = sub.add_parser("undo", help="restore every path a run changed to its state before the run")
     undo.add_argument("run", metavar="RUN_ID")
@@ -98,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from k1412_ls.experiments.cli_commands import run_command
 
             return run_command(args)
+        if args.command == "judge":
+            from k1412_ls.judge.cli_command import run_judge
+
+            return run_judge(args)
         if args.command == "undo":
             return _cmd_undo(args)
         return _cmd_lsp(args)

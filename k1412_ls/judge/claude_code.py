@@ -28,7 +28,7 @@ def _events(path: Path) -> list[dict[str, Any]]:
     except (OSError, UnicodeDecodeError) as exc:
         raise UnreadableRun(f"{path} could not be read as text ({type(exc).__name__}).") from None
     events: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
+    for line in lines:
         if not line.strip():
             continue
         try:

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from k1412_ls.judge.foreign import ForeignRun, Step, UnreadableRun
-from k1412_ls.judge.observations import actions, diff_files, is_submission, observation_step, template_task, thought
+from k1412_ls.judge.observations import (
+    actions,
+    diff_files,
+    is_submission,
+    observation_step,
+    template_task,
+    thought,
+)
 
 
 def _text(message: Any) -> str:
