@@ -3,17 +3,21 @@
 A file is sniffed by its name and first bytes: ``*.traj.json`` or a JSON object with ``messages``
 (mini-swe-agent), a JSON object with ``schema_version`` "ATIF-…" (ATIF), JSON lines of ``type``
 assistant/user/system events (Claude Code stream-json), JSON lines with ``run_id``/``seq``/``type``
-(a K1412 event log), text with terminal escape codes or mini-swe-agent's step banner (a terminal
-capture). A directory is searched for such files; an ATIF file beside a stream-json file of the same
-run is the same run re-shaped and is skipped.
+(a K1412 event log), text in which a shell prompt started ``mini … -t`` (a terminal capture of
+mini-swe-agent). A directory is searched for such files; an ATIF file beside a stream-json file of the same
+run is the same run re-shaped and is skipped, and of several terminal captures in one folder (a session
+log and a screen dump of the same terminal) only the longest is read.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
+
+from k1412_ls.judge.terminal_capture import ANSI as _ANSI
 
 FORMATS = ("auto", "mini-swe-agent", "terminal-bench", "claude-code", "atif", "k1412")
 _SKIP_NAMES = frozenset({"labels.json", "results.json", "result.json", "config.json", "README.md"})
@@ -42,9 +46,25 @@ def sniff(path: Path) -> str | None:
             return "k1412"
         if first.get("type") in ("system", "assistant", "user", "result"):
             return "claude-code"
-    if "\x1b[" in head or "mini-swe-agent (step" in head or ("asciinema" in head and "mini" in head):
+    if _launches_mini(path, head):
         return "terminal-bench"
     return None
+
+
+_MINI_LAUNCH = re.compile(r"(?:^|[#$] )mini\b[^\n]*\s-t\s|^mini-swe-agent \(step 1\b", re.MULTILINE)
+_CAPTURE_BYTES = 8 * 1024 * 1024
+
+
+def _launches_mini(path: Path, head: str) -> bool:
+    """A terminal capture in which mini-swe-agent was started (the shell prompt, then ``mini … -t``)."""
+    if "\x1b[" not in head and "mini" not in head:
+        return False
+    try:
+        with path.open("rb") as handle:
+            text = handle.read(_CAPTURE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return bool(_MINI_LAUNCH.search(_ANSI.sub("", text)))
 
 
 def _json_lines(text: str) -> bool:
@@ -69,6 +89,7 @@ def find_runs(paths: list[Path], fmt: str = "auto") -> Iterator[tuple[Path, str 
             for folder, dirs, files in os.walk(path):
                 dirs.sort()
                 names = sorted(files)
+                captures: list[Path] = []
                 for name in names:
                     if name in _SKIP_NAMES:
                         continue
@@ -77,9 +98,16 @@ def find_runs(paths: list[Path], fmt: str = "auto") -> Iterator[tuple[Path, str 
                     found = sniffed if fmt == "auto" or sniffed == fmt else None
                     if found is None:
                         continue
+                    if found == "terminal-bench":
+                        captures.append(candidate)
+                        continue
                     if found == "atif" and any(sniff(Path(folder) / other) == "claude-code"
                                                for other in names if other != name and other not in _SKIP_NAMES):
                         continue
                     yield candidate, found
+                if captures:
+                    # Two captures of one terminal in one folder (a session log and a pane dump) are one run:
+                    # the longest holds the most of it.
+                    yield max(captures, key=lambda p: p.stat().st_size), "terminal-bench"
         else:
             yield path, (fmt if fmt != "auto" else sniff(path))

@@ -18,7 +18,7 @@ from pathlib import Path
 from k1412_ls.judge.foreign import ForeignRun, Step, UnreadableRun
 from k1412_ls.judge.observations import actions, is_submission, observation_step, thought
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>78]")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Z0-9]|\x1b[=>78]")
 _SPINNER = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] [^\n]*?\.\.\.")
 _STEP = re.compile(r"^mini-swe-agent \(step (\d+)[^)]*\):", re.MULTILINE)
 _RULE = re.compile(r"^─{40,}$", re.MULTILINE)
@@ -32,7 +32,7 @@ DEFAULT_WIDTH = 160
 
 def clean(raw: str) -> str:
     """The capture's text without escape codes, carriage returns and spinner lines, wraps joined."""
-    text = _ANSI.sub("", raw).replace("\r\n", "\n").replace("\r", "\n")
+    text = ANSI.sub("", raw).replace("\r\n", "\n").replace("\r", "\n")
     text = _SPINNER.sub("", text)
     rules = [len(m.group(0)) for m in _RULE.finditer(text)]
     width = max(rules) if rules else DEFAULT_WIDTH
