@@ -10,7 +10,9 @@ command's text. This module reads it with the same shell model (``k1412_ls.shell
 - Python given inline (``python - <<EOF``, ``python -c``): ``open(PATH, 'w'|'a'|'x')``, ``Path(PATH)
   .write_text``, with PATH a literal or a name assigned a literal in the same code.
 
-Only what the text proves is reported; a command that may write in ways not read here (a script that
+A Python script file the run itself wrote (its text known from a here-document or a write tool) is
+read the same way when a command runs it (``scripts_run``, ``written_by_script``). Only what the text
+proves is reported; a command that may write in ways not read here (a script that
 edits files itself) is not guessed at: the final diff, where the format has one, catches those files.
 """
 
@@ -184,3 +186,28 @@ def python_written_paths(code: str) -> list[str]:
         if match.group(1) in names:
             found.append(names[match.group(1)])
     return list(dict.fromkeys(found))
+
+
+def scripts_run(command: str, root: str) -> list[str]:
+    """Workspace paths of the Python scripts ``command`` runs (``python3 x.py``, ``python x.py args``)."""
+    found: list[str] = []
+    cwd = "."
+    for simple in parse_line(command).commands:
+        words = [w or "" for w in strip_wrappers(list(simple.argv))]
+        program = program_name(words[0]) if words and words[0] else ""
+        if program in ("cd", "pushd") and simple.nesting == 0 and len(words) == 2:
+            cwd = relative_to_root(words[1], root, cwd) or cwd
+            continue
+        if program in _PYTHONS:
+            script = next((w for w in words[1:] if not w.startswith("-")), None)
+            if script and script.endswith(".py") and "-c" not in words and "-m" not in words:
+                path = relative_to_root(script, root, cwd)
+                if path:
+                    found.append(path)
+    return found
+
+
+def written_by_script(script: str, text: str, root: str) -> list[str]:
+    """Workspace paths a Python script this run wrote opens for writing (relative ones from its folder)."""
+    folder = script.rsplit("/", 1)[0] if "/" in script else "."
+    return [p for p in (relative_to_root(raw, root, folder) for raw in python_written_paths(text)) if p]

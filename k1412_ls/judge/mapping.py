@@ -23,8 +23,9 @@ from typing import Any
 
 from k1412_ls.core.events import META, Event
 from k1412_ls.core.evidence.invocations import command_shape
-from k1412_ls.judge.command_writes import Change, command_changes
+from k1412_ls.judge.command_writes import Change, command_changes, scripts_run, written_by_script
 from k1412_ls.judge.foreign import ForeignRun, Step, relative_to_root
+from k1412_ls.text.vocabulary import extract_targets
 from k1412_ls.tools.facts import exec_facts, write_entry, write_facts
 
 MAPPED_KINDS = ("command", "write", "edit", "read", "search", "note")
@@ -72,8 +73,9 @@ class _Log:
 def map_run(run: ForeignRun) -> MappedRun:
     """The event stream of ``run`` (see the module docstring)."""
     log = _Log(run)
-    log.emit("run.created", {"task": run.task, "intent": None, "model": run.format, "role": None})
-    changes = [command_changes(s.command, run.root) if s.kind == "command" else [] for s in run.steps]
+    log.emit("run.created", {"task": run.task, "intent": None, "model": run.format, "role": None,
+                             "requirements": _resolved_targets(run.task, run.root)})
+    changes = _step_changes(run)
     seen = {c.path for found in changes for c in found} | {
         p for s in run.steps if s.kind in ("write", "edit") for p in [relative_to_root(s.path, run.root)] if p}
     unread: list[str] = []
@@ -108,6 +110,41 @@ def map_run(run: ForeignRun) -> MappedRun:
         log.emit("model.responded", {"iteration": len(run.steps) + 1, "ok": True, "finish_reason": "stop",
                                      "content": run.final_message, "tool_calls": []})
     return MappedRun(log.events, len(run.steps), mapped, unmapped, tuple(unread))
+
+
+def _resolved_targets(task: str, root: str) -> dict[str, object]:
+    """The files the task names, as workspace paths (what a live run resolves and records when it starts).
+
+    A name under the workspace root (``/app/out.txt`` for a run in ``/app``) is that workspace path; others
+    stay as written. Whether they existed is unknown, so none is recorded as existing.
+    """
+    targets = [relative_to_root(name, root) or name if name.startswith("/") else name
+               for name in extract_targets(task)]
+    return {"targets": targets, "existing": []}
+
+
+def _step_changes(run: ForeignRun) -> list[list[Change]]:
+    """What each command changed: its own text, and the text of a script it runs that this run wrote."""
+    known: dict[str, str] = {}
+    result: list[list[Change]] = []
+    for step in run.steps:
+        if step.kind == "command":
+            found = command_changes(step.command, run.root)
+            for script in scripts_run(step.command, run.root):
+                if script in known:
+                    found += [Change(p, "update") for p in written_by_script(script, known[script], run.root)]
+            for change in found:
+                if change.text is not None:
+                    known[change.path] = change.text
+                elif change.action == "delete":
+                    known.pop(change.path, None)
+            result.append(found)
+        else:
+            path = relative_to_root(step.path, run.root) if step.kind in ("write", "edit") else None
+            if path and step.kind == "write" and step.content is not None:
+                known[path] = step.content
+            result.append([])
+    return result
 
 
 def _changed_by(steps: list[Step], path: str) -> int | None:
