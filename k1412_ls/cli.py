@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="render a recorded run and re-check its verdict")
     replay.add_argument("run", metavar="RUN_ID_OR_FILE")
     replay.add_argument("--json", action="store_true", help="print the re-check as JSON")
+    replay.add_argument("--export", choices=("atif",), help="print the run as an ATIF trajectory instead")
 
     from k1412_ls.experiments.cli_commands import add_commands
     from k1412_ls.judge.cli_command import add_command as add_judge
@@ -276,6 +277,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     path = load_run_log(args.run, state_dir())
     report = replay_report(path)
+    if args.export == "atif":
+        from k1412_ls.judge.atif_export import to_atif
+
+        print(json.dumps(to_atif(report.events), ensure_ascii=False, indent=1))
+        return 0
     if args.json:
         print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
         return 0

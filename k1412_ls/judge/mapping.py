@@ -10,7 +10,7 @@ maps to none of these is logged with no facts, so it can never become evidence. 
 changed that no step was seen changing are logged as changed by an unread step just before the end:
 they count as changes that were never verified.
 
-The workspace root of the foreign run is written as ``.`` in commands (``cd /testbed`` is ``cd .``,
+The workspace root of the foreign run is written as ``.`` in commands and in the final answer (``cd /testbed`` is ``cd .``,
 ``/testbed/a.py`` is ``./a.py``), because K1412's commands run in the workspace and name its files
 relative to it.
 """
@@ -108,7 +108,7 @@ def map_run(run: ForeignRun) -> MappedRun:
         mapped += 1
     if run.final_message:
         log.emit("model.responded", {"iteration": len(run.steps) + 1, "ok": True, "finish_reason": "stop",
-                                     "content": run.final_message, "tool_calls": []})
+                                     "content": localize(run.final_message, run.root), "tool_calls": []})
     return MappedRun(log.events, len(run.steps), mapped, unmapped, tuple(unread))
 
 

@@ -5,7 +5,8 @@ without an error is status 0. ``Write`` is a write (its content known), ``Edit``
 edit, ``Read`` a read, ``Glob``/``Grep``/``LS`` a search, ``TodoWrite`` a plan note. A command
 started in the background, its polls (``BashOutput``), ``KillShell``, sub-agents (``Task``: their own
 calls appear in the stream and are read as steps of their own), web tools and anything else are
-unmapped: named, counted, never evidence.
+unmapped: named, counted, never evidence. K1412's own tool names (an exported run) are read as the
+tool of the same kind (``run_command`` as ``Bash``, ``write_file`` as ``Write`` …).
 """
 
 from __future__ import annotations
@@ -29,8 +30,15 @@ def result_text(content: Any) -> str:
     return ""
 
 
+# K1412's own tools (an exported K1412 run read back as ATIF), by the Claude Code tool of the same kind.
+_K1412_NAMES = {"run_command": "Bash", "write_file": "Write", "edit_file": "Edit", "apply_patch": "Edit",
+                "read_file": "Read", "list_files": "LS", "search_files": "Grep", "git_status": "LS",
+                "git_diff": "Grep", "update_plan": "TodoWrite"}
+
+
 def tool_step(name: str, args: dict[str, Any], result: str | None, is_error: bool) -> Step:
     """The step one structured call made (``result`` None: the call never got a result)."""
+    name = _K1412_NAMES.get(name, name)
     text = result or ""
     if name == "Bash":
         command = args.get("command")
