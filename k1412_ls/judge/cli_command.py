@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from k1412_ls.judge.discovery import FORMATS, find_runs
+from k1412_ls.judge.judge_page import render_html
 from k1412_ls.judge.labels import confusion, describe_confusion, load_labels, outcome_of
 from k1412_ls.judge.reading import judge_file
-from k1412_ls.judge.judge_page import render_html
 from k1412_ls.judge.verdicts import COMPLETED, EXIT_CODES, UNREADABLE, UNVERIFIED, Judgement
 from k1412_ls.locations import ConfigError
 

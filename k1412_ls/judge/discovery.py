@@ -34,18 +34,23 @@ def sniff(path: Path) -> str | None:
     stripped = head.lstrip()
     if path.name.endswith(".traj.json"):
         return "mini-swe-agent"
-    if stripped.startswith("{") and not _json_lines(stripped):
+    first = _first_json_line(stripped)
+    if first is not None:
+        if str(first.get("schema_version", "")).startswith("ATIF"):
+            return "atif"
+        if isinstance(first.get("messages"), list):
+            return "mini-swe-agent"
+        if {"run_id", "seq", "type"} <= set(first):
+            return "k1412"
+        if first.get("type") in ("system", "assistant", "user", "result"):
+            return "claude-code"
+        return None
+    if stripped.startswith("{"):  # one JSON object over many lines
         if '"schema_version"' in head and '"ATIF' in head:
             return "atif"
         if '"messages"' in head:
             return "mini-swe-agent"
         return None
-    first = _first_json_line(stripped)
-    if first is not None:
-        if {"run_id", "seq", "type"} <= set(first):
-            return "k1412"
-        if first.get("type") in ("system", "assistant", "user", "result"):
-            return "claude-code"
     if _launches_mini(path, head):
         return "terminal-bench"
     return None
@@ -65,10 +70,6 @@ def _launches_mini(path: Path, head: str) -> bool:
     except OSError:
         return False
     return bool(_MINI_LAUNCH.search(_ANSI.sub("", text)))
-
-
-def _json_lines(text: str) -> bool:
-    return _first_json_line(text) is not None and text.split("\n", 1)[0].rstrip().endswith("}")
 
 
 def _first_json_line(text: str) -> dict[str, object] | None:
