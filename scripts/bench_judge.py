@@ -1,6 +1,6 @@
 """How fast ``k1412 judge`` judges runs: 500 runs, one process vs two, side by side.
 
-The runs are the real files under ``../shared/trajectories`` (relative to the repository root) when that
+The runs are the real files under the ``shared/trajectories`` folder beside the repository when that
 folder exists, repeated in order until there are ``--runs`` of them; otherwise small synthetic
 mini-swe-agent runs written to a temporary folder (30 steps each: reads, heredoc writes, test runs).
 Each run is parsed, mapped and judged by the gate exactly as ``k1412 judge`` does (``judge_file``);
@@ -82,7 +82,7 @@ def main() -> int:
             source = f"{len(base)} real runs from {SHARED}, repeated"
         else:
             base = _synthetic(Path(tmp), 50)
-            source = "50 synthetic mini-swe-agent runs (../shared is absent), repeated"
+            source = "50 synthetic mini-swe-agent runs (the shared folder is absent), repeated"
         items = [(str(base[i % len(base)][0]), str(base[i % len(base)][1])) for i in range(args.runs)]
         print(f"judging {len(items)} runs: {source}")
         one, counts = _pass(items, 1)

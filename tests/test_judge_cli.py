@@ -1,6 +1,6 @@
-"""``k1412 judge`` and ``k1412 replay --export atif`` from the command line, and on the real runs in ../shared.
+"""``k1412 judge`` and ``k1412 replay --export atif`` from the command line, and on real runs of other agents.
 
-The real-data tests read every run file under ``../shared/trajectories`` (relative to the repository root)
+The real-data tests read every run file in the ``shared/trajectories`` folder beside the repository
 and skip with a message where that folder is absent.
 """
 
