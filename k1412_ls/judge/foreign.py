@@ -38,6 +38,10 @@ class Step:
     background: bool = False
     note: str = ""  # why a step is unmapped, or what a note step was
 
+    def __post_init__(self) -> None:
+        if self.kind not in STEP_KINDS:
+            raise ValueError(f"unknown step kind {self.kind!r} (one of {', '.join(STEP_KINDS)})")
+
 
 @dataclass
 class ForeignRun:

@@ -28,7 +28,6 @@ from k1412_ls.judge.foreign import ForeignRun, Step, relative_to_root
 from k1412_ls.text.vocabulary import extract_targets
 from k1412_ls.tools.facts import exec_facts, write_entry, write_facts
 
-MAPPED_KINDS = ("command", "write", "edit", "read", "search", "note")
 _TS = "1970-01-01T00:00:00.000Z"
 
 

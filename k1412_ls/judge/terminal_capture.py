@@ -99,7 +99,3 @@ def _task(text: str) -> str:
         return re.sub(r"\n> ?", "\n", body).strip()
     return ""
 
-
-def looks_like(head: str) -> bool:
-    """Whether the start of a file reads as a terminal capture of mini-swe-agent."""
-    return "\x1b[" in head or "mini-swe-agent" in head or "asciinema" in head
