@@ -174,3 +174,27 @@ def test_a_file_of_no_known_format_is_unreadable_with_a_reason(tmp_path: Path) -
     broken = tmp_path / "x.traj.json"
     broken.write_text("{not json")
     assert judge_file(broken, sniff(broken)).status == "unreadable"
+
+
+def test_claude_code_background_commands_are_background_processes(tmp_path: Path) -> None:
+    calls = [
+        ("Write", {"file_path": "/work/server.py", "content": "print('serving')\n"}, "File created", False),
+        ("Bash", {"command": "python server.py", "run_in_background": True},
+         "Command running in background with ID: ab12", False),
+        ("BashOutput", {"bash_id": "ab12"}, "<status>running</status>\n\n<stdout>\nserving\n</stdout>", False),
+        ("KillShell", {"shell_id": "ab12"}, '{"message":"Successfully killed shell: ab12"}', False),
+    ]
+    path = tmp_path / "claude-code.txt"
+    path.write_text(claude_stream(calls, "server.py runs and serves."), encoding="utf-8")
+    run = parse_claude_code(path)
+    assert [(s.kind, s.op) for s in run.steps[1:]] == [("process", "start"), ("process", "poll"), ("process", "cancel")]
+    events = map_run(run).events
+    polls = [e.payload for e in events if e.type == "tool.completed" and e.payload["tool"] == "process_poll"]
+    assert polls[0]["facts"]["command"] == "python server.py" and polls[0]["facts"]["status"] == "running"
+    judgement = judge_run(run, task="Write server.py and start it")
+    assert judgement.status == "completed", judgement.missing
+    assert judgement.unmapped == {}
+    # Without the poll, nothing shows the server ran: the write stays unverified.
+    unpolled = parse_claude_code(path)
+    unpolled.steps = [s for s in unpolled.steps if s.op != "poll"]
+    assert judge_run(unpolled, task="Write server.py and start it").status == "unverified"

@@ -1,8 +1,8 @@
 """A run of another agent, normalised: its task, its steps in order, its final answer.
 
 Every parser produces a :class:`ForeignRun`. A :class:`Step` is one action of the agent with what came
-back: a shell command (its exit status and output), a structured file tool (write, edit, read,
-search), or something the mapping cannot turn into evidence (``kind="unmapped"``, named by ``tool``).
+back: a shell command (its exit status and output), a background process (started, polled or
+stopped), a structured file tool (write, edit, read, search), or something the mapping cannot turn into evidence (``kind="unmapped"``, named by ``tool``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-STEP_KINDS = ("command", "write", "edit", "read", "search", "note", "unmapped")
+STEP_KINDS = ("command", "process", "write", "edit", "read", "search", "note", "unmapped")
 
 
 class UnreadableRun(Exception):
@@ -37,6 +37,9 @@ class Step:
     timed_out: bool = False
     background: bool = False
     note: str = ""  # why a step is unmapped, or what a note step was
+    process_id: str = ""  # a background process: its id, and the operation (start | poll | cancel)
+    op: str = ""
+    status: str = ""  # a background process after the operation: running | exited | killed
 
     def __post_init__(self) -> None:
         if self.kind not in STEP_KINDS:

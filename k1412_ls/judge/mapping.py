@@ -5,7 +5,8 @@ tool of the same kind records (``k1412_ls.tools.facts``): a shell command is a `
 exec facts (its exit status, output, test summary) and the changes its text proves
 (``command_writes``); a structured write or edit is a ``write_file``/``edit_file`` write; a read is a
 ``read_file`` read; a search or listing is a ``search_files`` inspection; a plan note is an
-``update_plan`` (no evidence value). A step that
+``update_plan`` (no evidence value); a background process is ``process_start``/``process_poll``/
+``process_cancel`` with process facts. A step that
 maps to none of these is logged with no facts, so it can never become evidence. Files the final diff
 changed that no step was seen changing are logged as changed by an unread step just before the end:
 they count as changes that were never verified.
@@ -87,11 +88,14 @@ def map_run(run: ForeignRun) -> MappedRun:
         else:
             changes[index] = [*changes[index], Change(path, "update")]
     changed: set[str] = set()
+    started: dict[str, str] = {}  # background process id -> its command
     unmapped: dict[str, int] = {}
     mapped = 0
     for step, found in zip(run.steps, changes, strict=True):
         if step.kind == "command":
             _command(log, step, run.root, found)
+        elif step.kind == "process":
+            _process(log, step, run.root, started)
         elif step.kind in ("write", "edit"):
             changed.update(_write(log, step, run.root, changed))
         elif step.kind == "read":
@@ -171,6 +175,20 @@ def _command(log: _Log, step: Step, root: str, changes: list[Change]) -> None:
     facts["changes"] = entries
     facts["changes_complete"] = False
     log.tool("run_command", {"command": command}, step.exit_code == 0 and not step.timed_out, facts)
+
+
+def _process(log: _Log, step: Step, root: str, started: dict[str, str]) -> None:
+    """A background process: ``process_start``/``process_poll``/``process_cancel`` with process facts."""
+    if step.op == "start":
+        started[step.process_id] = localize(step.command, root)
+    command = started.get(step.process_id, localize(step.command, root))
+    facts: dict[str, Any] = {"kind": "process", "op": step.op, "process_id": step.process_id, "command": command,
+                             "status": step.status, "exit_code": step.exit_code, "cwd": ".", "observed": []}
+    if step.op == "poll":
+        facts.update({k: v for k, v in exec_facts(command, ".", step.exit_code, step.output).items()
+                      if k in ("output", "numbers", "units", "tests")})
+    tool = {"start": "process_start", "poll": "process_poll"}.get(step.op, "process_cancel")
+    log.tool(tool, {"process_id": step.process_id}, step.ok, facts)
 
 
 def _write(log: _Log, step: Step, root: str, changed: set[str]) -> set[str]:

@@ -1,9 +1,10 @@
 """Structured tool calls (Claude Code's tools, by name) as steps.
 
 ``Bash`` is a command: ``is_error`` with a leading ``Exit code N`` gives its status, a result
-without an error is status 0. ``Write`` is a write (its content known), ``Edit``/``MultiEdit`` an
-edit, ``Read`` a read, ``Glob``/``Grep``/``LS`` a search, ``TodoWrite`` a plan note. A command
-started in the background, its polls (``BashOutput``), ``KillShell``, sub-agents (``Task``: their own
+without an error is status 0. A command started in the background (``run_in_background``) is a
+background process: ``BashOutput`` polls it (``<status>running</status>``, or an end with
+``<exit_code>N</exit_code>``) and ``KillShell`` stops it, as K1412's ``process_*`` tools do. ``Write`` is a write (its content known), ``Edit``/``MultiEdit`` an
+edit, ``Read`` a read, ``Glob``/``Grep``/``LS`` a search, ``TodoWrite`` a plan note. Sub-agents (``Task``: their own
 calls appear in the stream and are read as steps of their own), web tools and anything else are
 unmapped: named, counted, never evidence. K1412's own tool names (an exported run) are read as the
 tool of the same kind (``run_command`` as ``Bash``, ``write_file`` as ``Write`` …).
@@ -17,6 +18,9 @@ from typing import Any
 from k1412_ls.judge.foreign import Step
 
 _EXIT = re.compile(r"^\s*Exit code (-?\d+)")
+_BACKGROUND_ID = re.compile(r"background with ID:\s*(\S+)")
+_STATUS = re.compile(r"<status>\s*(\w+)\s*</status>")
+_EXIT_TAG = re.compile(r"<exit_code>\s*(-?\d+)\s*</exit_code>")
 _SEARCH_TOOLS = frozenset({"Glob", "Grep", "LS"})
 _NOTE_TOOLS = frozenset({"TodoWrite", "TodoRead", "ExitPlanMode"})
 
@@ -45,7 +49,10 @@ def tool_step(name: str, args: dict[str, Any], result: str | None, is_error: boo
         if not isinstance(command, str) or result is None:
             return Step("unmapped", name, note="a command without a result")
         if args.get("run_in_background"):
-            return Step("unmapped", "Bash (background)", command=command, note="started in the background")
+            found = _BACKGROUND_ID.search(text)
+            if found is None or is_error:
+                return Step("unmapped", "Bash (background)", command=command, note="no process id came back")
+            return Step("process", name, command=command, process_id=found.group(1), op="start", status="running")
         code = 0
         if is_error:
             match = _EXIT.match(text)
@@ -54,6 +61,21 @@ def tool_step(name: str, args: dict[str, Any], result: str | None, is_error: boo
         timed_out = is_error and "timed out" in text[:200].lower()
         return Step("command", name, command=command, exit_code=None if timed_out else code, output=text,
                     timed_out=timed_out)
+    if name in ("BashOutput", "KillShell"):
+        process_id = args.get("bash_id") or args.get("shell_id")
+        if not isinstance(process_id, str) or result is None:
+            return Step("unmapped", name, note="a process call without an id or a result")
+        if name == "KillShell":
+            return Step("process", name, process_id=process_id, op="cancel", status="killed", ok=not is_error)
+        status = _STATUS.search(text)
+        code = _EXIT_TAG.search(text)
+        state = status.group(1) if status else ""
+        if state == "running":
+            return Step("process", name, process_id=process_id, op="poll", status="running", output=text)
+        if state in ("completed", "failed", "exited") and code is not None:
+            return Step("process", name, process_id=process_id, op="poll", status="exited",
+                        exit_code=int(code.group(1)), output=text)
+        return Step("unmapped", name, note=f"a poll whose status is not known ({state or 'none'})")
     path = args.get("file_path") or args.get("path") or args.get("notebook_path")
     path = path if isinstance(path, str) else ""
     ok = result is not None and not is_error
