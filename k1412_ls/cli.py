@@ -58,10 +58,13 @@ def _parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="render a recorded run and re-check its verdict")
     replay.add_argument("run", metavar="RUN_ID_OR_FILE")
     replay.add_argument("--json", action="store_true", help="print the re-check as JSON")
+    replay.add_argument("--export", choices=("atif",), help="print the run as an ATIF trajectory instead")
 
     from k1412_ls.experiments.cli_commands import add_commands
+    from k1412_ls.judge.cli_command import add_command as add_judge
 
     add_commands(sub)
+    add_judge(sub)
 
     undo = sub.add_parser("undo", help="restore every path a run changed to its state before the run")
     undo.add_argument("run", metavar="RUN_ID")
@@ -99,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from k1412_ls.experiments.cli_commands import run_command
 
             return run_command(args)
+        if args.command == "judge":
+            from k1412_ls.judge.cli_command import run_judge
+
+            return run_judge(args)
         if args.command == "undo":
             return _cmd_undo(args)
         return _cmd_lsp(args)
@@ -294,6 +301,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
     path = load_run_log(args.run, state_dir())
     report = replay_report(path)
+    if args.export == "atif":
+        from k1412_ls.judge.atif_export import to_atif
+
+        print(json.dumps(to_atif(report.events), ensure_ascii=False, indent=1))
+        return 0
     if args.json:
         _print_json(report.as_dict())
         return 0
