@@ -304,7 +304,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     if args.export == "atif":
         from k1412_ls.judge.atif_export import to_atif
 
-        print(json.dumps(to_atif(report.events), ensure_ascii=False, indent=1))
+        _print_json(to_atif(report.events))
         return 0
     if args.json:
         _print_json(report.as_dict())

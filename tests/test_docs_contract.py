@@ -213,7 +213,7 @@ def test_module_paths_named_in_the_docs_exist(page: Path) -> None:
 
 # Written as regular expressions so that this file does not match itself. The public conformance
 # fixtures beside the repository (../shared/conformance) are read by tests on purpose and allowed.
-OUTSIDE = re.compile(r"SPEC\.md|SPEC\s*§|DESIGN\.md|notes/security\.md|notes/pygls-2\.md|\.\./shared(?!/conformance)",
+OUTSIDE = re.compile(r"SPEC\.md|SPEC\s*§|DESIGN\.md|notes/security\.md|notes/pygls-2\.md|\.\./shared(?!/(?:conformance|trajectories))",
                      re.IGNORECASE)
 SCANNED = ("k1412_ls", "tests", "scripts", "editors", "docs")
 SKIPPED_DIRS = frozenset({"node_modules", "out", "dist", "build", "__pycache__", ".vscode-test"})

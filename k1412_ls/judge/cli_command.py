@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from k1412_ls.judge.labels import confusion, describe_confusion, load_labels, ou
 from k1412_ls.judge.reading import judge_file
 from k1412_ls.judge.verdicts import COMPLETED, EXIT_CODES, UNREADABLE, UNVERIFIED, Judgement
 from k1412_ls.locations import ConfigError
+from k1412_ls.text.lossless import dumps
 
 
 def add_command(sub: Any) -> None:
@@ -38,7 +38,7 @@ def run_judge(args: argparse.Namespace) -> int:
             record = judgement.as_dict()
             if labels is not None:
                 record["resolved"] = outcome_of(judgement, labels)
-            print(json.dumps(record, ensure_ascii=False))
+            print(dumps(record))
         else:
             print(judgement.describe())
     if not judgements:
@@ -46,8 +46,7 @@ def run_judge(args: argparse.Namespace) -> int:
     report = confusion(judgements, labels) if labels is not None else None
     if report is not None:
         if args.json:
-            print(json.dumps({"confusion": {k: v for k, v in report.items() if k != "wrong"},
-                              "wrong": report["wrong"]}, ensure_ascii=False))
+            print(dumps({"confusion": {k: v for k, v in report.items() if k != "wrong"}, "wrong": report["wrong"]}))
         else:
             print("\n".join(["", *describe_confusion(report)]))
     if args.html:

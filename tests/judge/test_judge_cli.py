@@ -16,7 +16,7 @@ from k1412_ls.judge.reading import judge_file
 from tests.support.cli import k1412
 from tests.support.foreign_runs import GOOD_ACTIONS, PASSING_TESTS, observation, write_mini
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "trajectories"
 
 
