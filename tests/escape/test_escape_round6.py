@@ -394,7 +394,7 @@ def pidns_host_process_names_via_proc_and_sys(lab: Lab) -> Verdict:
     lab.on_cleanup(canary.kill)
     half_a, half_b = name[:6], name[6:]
     s, t = ctl(lab, "pnames")
-    probe = (f"{s}; N={half_a}; N=$N{half_b}; for f in /proc/sched_debug /proc/timer_list /proc/locks "
+    probe = (f"{s}; N={half_a}; N=${{N}}{half_b}; for f in /proc/sched_debug /proc/timer_list /proc/locks "
              "/sys/kernel/debug/sched/debug /sys/kernel/tracing/trace /sys/kernel/debug/tracing/trace; do "
              "[ -r $f ] && grep -l -a -m1 \"$N\" $f 2>/dev/null | sed 's/^/FOUND-IN /'; done; "
              "timeout 20 grep -rl -a \"$N\" /sys/fs/cgroup 2>/dev/null | head -3 | sed 's/^/FOUND-IN /'; "
@@ -1094,9 +1094,10 @@ def dotlink_k1412_venv_site_packages_in_workspace(lab: Lab) -> Verdict:
     rel = site.relative_to(lab.ws)
     payload = f"import os; open({str(lab.canary_ran)!r}, 'a').write('venv code ran on the host pid %d\\n' % os.getpid())"
     s, t = ctl(lab, "venvpth")
+    enc = base64.b64encode((payload + "\n").encode()).decode()
     run, _ = run_custom(lab, [hcmd(
-        f"{s}; printf '%s\\n' {json.dumps(payload)!r} > {rel}/zz_round6.pth 2>&1; "
-        f"printf '%s\\n' {json.dumps(payload)!r} > {rel}/sitecustomize.py 2>&1; "
+        f"{s}; echo {enc} | base64 -d > {rel}/zz_round6.pth 2>&1; "
+        f"echo {enc} | base64 -d > {rel}/sitecustomize.py 2>&1; "
         f"mkdir -p {rel}/zz_pkg 2>&1 && echo x > {rel}/zz_pkg/__init__.py; ls {rel} | head; true")],
         python=str(venv / "bin" / "python"))
     v = controlled(run, t)
@@ -1533,11 +1534,17 @@ def dos_model_glob_backtracking(lab: Lab) -> Verdict:
     bad = "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b"
     deep = "**/" * 12 + "*a*a*a*a*a*a*a*a*b"
     s, t = ctl(lab, "glob")
-    steps = [calls(call("list_files", path=".", depth=3, glob=bad)), calls(call("search_files", query="x", glob=bad)),
+    steps = [calls(call("list_files", path=".", depth=3, glob="gen/*.txt")),
+             calls(call("list_files", path=".", depth=3, glob=bad)), calls(call("search_files", query="x", glob=bad)),
              calls(call("list_files", path=".", depth=5, glob=deep)), hcmd(s)]
     run, info = run_custom(lab, steps, timeout=75)
     v = controlled(run, t)
-    v.notes.append(f"run took {info['wall_s']:.1f}s")
+    v.notes.append(f"run took {info['wall_s']:.1f}s; tools answered: {[t.arguments.get('glob') for t in run.tools]}")
+    benign = [r for r in run.outputs("list_files") if r.arguments.get("glob") == "gen/*.txt"]
+    if not benign:
+        v.control, v.control_detail = False, f"even a plain glob got no answer: {run.describe()}"
+    else:
+        v.control, v.control_detail = True, "a plain glob over the same 300 files answered"
     if info["killed"] or info["wall_s"] > 60:
         v.escaped(f"backtracking globs from the model froze the server ({info['wall_s']:.0f}s)")
     return v
