@@ -58,6 +58,10 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "tool.batch_limited",
         "completion.rejected",
         "completion.unverified",
+        # The gate accepted, but the user's Stop hook blocked completion; the run goes on (k1412_ls/core/hooks.py).
+        "completion.blocked",
+        # One of the user's hooks ran: event, decision, reason, exit code, time (k1412_ls/core/hooks.py).
+        "hook.completed",
         "agent.spawned",
         "agent.completed",
         "plan.updated",

@@ -33,6 +33,7 @@ from k1412_ls.tools.facts import NUMBER_SCAN_CHARS, write_entry, write_facts
 from k1412_ls.tools.ignore import Entry, GlobFilter, initial_chain, list_children
 from k1412_ls.tools.locks import write_guard
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
+from k1412_ls.tools.skill_files import read_skill_file, skill_file
 from k1412_ls.tools.textwindow import guess_mime, line_endings_of, stream_window, text_window
 
 MAX_WRITE_BYTES = LIMITS.max_write_bytes
@@ -187,6 +188,9 @@ def _describe_binary(ctx: ToolContext, real: Path, rel: str, reason: str) -> Too
 
 def read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
     """A window of a text file as LF text, with the line numbers it covers and where to continue."""
+    skill = skill_file(args.path, ctx.skill_roots)
+    if skill is not None:  # the user's own skills, read-only by absolute path (k1412_ls/tools/skill_files.py)
+        return read_skill_file(skill, args.path, args.start_line, args.end_line)
     real = ctx.workspace.resolve(args.path)
     rel = ctx.workspace.relative(real)
     start = args.start_line or 1
