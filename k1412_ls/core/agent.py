@@ -219,7 +219,8 @@ class AgentLoop:
     async def _check_completion(self, reply: ModelReply, window: ContextWindow) -> None:
         verdict = self.gate.check(reply.content)
         if verdict.complete:
-            await self._check_stop_hooks(reply, window)
+            if await self._stop_hook_blocks(reply, window):
+                return  # the run goes on, as after a rejection
             raise RunCompleted(reply.content)
         self._check_budget()  # no budget left to be told what is missing
         self.rejections += 1
@@ -236,13 +237,13 @@ class AgentLoop:
         window.append({"role": "user", "content": verdict.instruction})
 
 
-    async def _check_stop_hooks(self, reply: ModelReply, window: ContextWindow) -> None:
+    async def _stop_hook_blocks(self, reply: ModelReply, window: ContextWindow) -> bool:
         """The gate accepted: the user's Stop hooks may still block (stricter), never the other way round."""
         if self.stop_hook is None:
-            return
+            return False
         reason = await self.stop_hook(reply.content, self.stop_blocks > 0)
         if reason is None:
-            return
+            return False
         self._check_budget()
         self.stop_blocks += 1
         state = self.gate.state()
@@ -257,6 +258,7 @@ class AgentLoop:
                                          **state})
         window.append({"role": "assistant", "content": reply.content})
         window.append({"role": "user", "content": instruction})
+        return True
 
 
 def unique_call_ids(calls: list[ToolCall], iteration: int) -> list[ToolCall]:

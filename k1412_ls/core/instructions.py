@@ -153,31 +153,39 @@ def _cut(text: str, room: int, where: str) -> str:
 
 
 def render_guidance(files: Sequence[InstructionFile], limit: int, redact: Any = None) -> Guidance:
-    """The guidance message within ``limit`` characters: nearest files kept whole first, farthest cut first."""
+    """The guidance message within ``limit`` characters.
+
+    Files shorter than an even share of the room are kept whole; the room left goes to the longer ones
+    nearest first, so the farthest long file is the first cut.
+    """
     if not files:
         return Guidance((), "", ())
-    texts = [redact(f.text) if redact is not None else f.text for f in files]
+    texts = [(redact(f.text) if redact is not None else f.text).strip() for f in files]
     headers = [f"\n\n## {f.shown}" + (" (the user's own instructions)" if f.scope == "user" else "") + "\n"
                for f in files]
-    room = limit - len(GUIDANCE_PREAMBLE)
-    shown: list[str] = [""] * len(files)
-    records: list[dict[str, Any]] = [{}] * len(files)
-    for index in reversed(range(len(files))):  # nearest (last) first
-        item = files[index]
-        left = room - len(headers[index])
-        text = texts[index].strip()
-        if len(text) <= left:
-            shown[index], cut = text, False
-        elif left >= MIN_SHOWN_CHARS:
-            where = f"read_file {item.shown}" if item.scope == "workspace" else f"the file {item.shown}"
-            shown[index], cut = _cut(text, left, where), True
+    room = limit - len(GUIDANCE_PREAMBLE) - sum(len(h) for h in headers)
+    even = room // len(files)
+    whole = {i for i, text in enumerate(texts) if len(text) <= even}
+    room -= sum(len(texts[i]) for i in whole)
+    shown: list[str] = list(texts)
+    cuts: set[int] = set()
+    for index in reversed(range(len(files))):  # the longer files, nearest (last) first
+        if index in whole:
+            continue
+        item, text = files[index], texts[index]
+        where = f"read_file {item.shown}" if item.scope == "workspace" else f"the file {item.shown}"
+        if len(text) <= room:
+            shown[index] = text
+        elif room >= MIN_SHOWN_CHARS:
+            shown[index] = _cut(text, room, where)
+            cuts.add(index)
         else:
-            where = f"read_file {item.shown}" if item.scope == "workspace" else "the file"
-            shown[index], cut = f"(not shown: over the context budget; {where})", True
-        room -= len(headers[index]) + len(shown[index])
-        records[index] = item.record(len(shown[index]), cut)
+            shown[index] = f"(not shown: over the context budget; {where})"
+            cuts.add(index)
+        room -= len(shown[index])
+    records = tuple(f.record(len(text), i in cuts) for i, (f, text) in enumerate(zip(files, shown, strict=True)))
     body = "".join(header + text for header, text in zip(headers, shown, strict=True))
-    return Guidance(tuple(files), GUIDANCE_PREAMBLE + body, tuple(records))
+    return Guidance(tuple(files), GUIDANCE_PREAMBLE + body, records)
 
 
 def load_guidance(workspace: Workspace, focus: Iterable[Path], names: Sequence[str], user_dir: Path | None,

@@ -29,8 +29,11 @@ def skill_file(path: str, roots: Sequence[Path]) -> Path | None:
         return None
     real = os.path.realpath(path)
     for root in roots:
-        if inside(real, os.path.realpath(root)):
-            if any(inside(real, hidden) for hidden in hidden_from_file_tools()):
+        top = os.path.realpath(root)
+        if inside(real, top):
+            # K1412's config directory is hidden from file tools and holds the skills directory: only hidden
+            # paths that do not contain the skills directory (a secret inside it, say) still refuse.
+            if any(inside(real, hidden) and not inside(top, hidden) for hidden in hidden_from_file_tools()):
                 return None
             return Path(real)
     return None
