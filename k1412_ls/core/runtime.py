@@ -37,6 +37,7 @@ from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.approval import AllowStore, ApprovalGate, ApprovalPolicy, parse_rules
 from k1412_ls.tools.changes import RunChanges
 from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.locks import user_write_lock
 from k1412_ls.tools.ports import RunServices, SubAgentOutcome
 from k1412_ls.tools.preimages import RunJournal
@@ -204,8 +205,11 @@ class _Run:
         request = self.request
         # Instruction files and skills: text for the model, listed here, never a permission (docs/conventions.md).
         focus = [*request.focus, *(self.workspace.root / t for t in self.gate.gate.requirements.targets)]
-        self.conventions = load_conventions(self.workspace, self.runtime.config.conventions, focus,
-                                            self.budget.chars, self.bus.redactor.text)
+        try:
+            self.conventions = load_conventions(self.workspace, self.runtime.config.conventions, focus,
+                                                self.budget.chars, self.bus.redactor.text)
+        except (OSError, ToolError, ValueError):  # unreadable guidance is no guidance; the run goes on
+            self.conventions = Conventions()
         self.emit("run.created", {
             "task": request.task, "intent": request.intent, "model": self.spec.id, "provider": self.spec.provider,
             "workspace": str(self.workspace.root), "role": request.role, "pid": os.getpid(),
