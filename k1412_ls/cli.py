@@ -198,6 +198,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         task=args.task, workspace=workspace, model=args.model, user=args.user or _default_user(),
         conversation=args.conversation, events_file=events_file, approver=terminal_approver(),
         max_cost=args.max_cost, max_tokens=args.max_tokens,
+        focus=(Path.cwd(),),  # instruction files between the workspace root and here are read
     )
     live = sys.stderr.isatty()
     sinks = [TerminalSink(sys.stderr)] if live else []

@@ -34,7 +34,7 @@ from k1412_ls.text.redact import Redactor
 # test claims are found by subject and outcome, and the contract is recorded and marked item by item.
 POLICY = "agent-loop-v7"
 SCHEDULER = "safe-parallel-v1"
-CONTEXT_POLICY = "recent-visible-v2"
+CONTEXT_POLICY = "recent-visible-v3"
 # What commands may reach: sandbox-v4 is bubblewrap always (or refused), read-only root, network off by default,
 # .git read-only, the approval policy (k1412_ls/tools/sandbox/command_sandbox.py, approval.py); v3 over v2: an allow rule's grant
 # holds only for a line that runs nothing else but plain readers, no unix sockets with the network off, PATH dirs
@@ -65,6 +65,10 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "tool.batch_limited",
         "completion.rejected",
         "completion.unverified",
+        # The gate accepted, but the user's Stop hook blocked completion; the run goes on (k1412_ls/core/hooks.py).
+        "completion.blocked",
+        # One of the user's hooks ran: event, decision, reason, exit code, time (k1412_ls/core/hooks.py).
+        "hook.completed",
         "agent.spawned",
         "agent.completed",
         "plan.updated",

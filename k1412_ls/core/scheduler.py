@@ -34,6 +34,14 @@ DuplicateFinder = Callable[[list[ToolCall]], dict[int, int]]
 Annotator = Callable[[dict[str, Any]], list[dict[str, str]] | None]
 
 
+class ToolHooks(Protocol):
+    """The user's PreToolUse/PostToolUse hooks (``k1412_ls.core.hooks.RunHooks``)."""
+
+    async def before_tool(self, call: ToolCall, arguments: dict[str, Any]) -> str | None: ...
+
+    async def after_tool(self, call: ToolCall, arguments: dict[str, Any], result: ToolResult) -> str | None: ...
+
+
 class Guards(Protocol):
     """The guard state the scheduler consults (see ``k1412_ls.core.guards``)."""
 
@@ -75,7 +83,8 @@ class Scheduler:
     def __init__(self, registry: ToolRegistry, executor: Executor, emit: Emitter, *, guards: Guards | None = None,
                  normalize: Normalizer | None = None, find_duplicates: DuplicateFinder | None = None,
                  unavailable: Callable[[str], str | None] | None = None,
-                 max_calls: int = MAX_CALLS_PER_RESPONSE, annotate: Annotator | None = None) -> None:
+                 max_calls: int = MAX_CALLS_PER_RESPONSE, annotate: Annotator | None = None,
+                 hooks: ToolHooks | None = None) -> None:
         self.registry = registry
         self.executor = executor
         self.emit = emit
@@ -85,6 +94,7 @@ class Scheduler:
         self.max_calls = max_calls
         self.unavailable = unavailable
         self.annotate = annotate
+        self.hooks = hooks
 
     def _prepare(self, calls: Sequence[ToolCall]) -> list[_Prepared]:
         prepared: list[_Prepared] = []
@@ -157,6 +167,11 @@ class Scheduler:
         tool = self.registry.get(call.name)
         assert tool is not None
         early = self.guards.precheck(call.name, arguments) if self.guards is not None else None
+        if early is None and self.hooks is not None:
+            denied = await self.hooks.before_tool(call, arguments)
+            if denied is not None:  # a hook may refuse a call; it can never permit one the policy refuses
+                early = ToolResult.failure(f"Not run: the user's PreToolUse hook denied this call: {denied}",
+                                           facts={"hook": "denied"})
         if early is not None:
             outcome = CallOutcome(call, early)
             self._completed(outcome, arguments)
@@ -183,6 +198,10 @@ class Scheduler:
                 result.facts["test_integrity"] = integrity
         if self.guards is not None:
             self.guards.observe(call.name, arguments, result)
+        if self.hooks is not None:
+            context = await self.hooks.after_tool(call, arguments, result)
+            if context:  # for the model only: the evidence (facts) stays what the tool did
+                result = ToolResult({**result.data, "hook_context": context}, result.facts)
         outcome = CallOutcome(call, result, queue_ms=_ms(begin - batch_start), run_ms=_ms(end - begin),
                               executed=True)
         self._completed(outcome, arguments)

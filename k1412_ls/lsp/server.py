@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -239,7 +240,7 @@ async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
     # Only the instruction decides what the run must prove, never the words of the selected code.
     spec = RunRequest(task=delegate_task(args, rel, text, first, last), workspace=root,
                       role="editor" if args.write else "reviewer", write=args.write,
-                      intent=f"{delegate_instruction(args)} ({rel})")
+                      intent=f"{delegate_instruction(args)} ({rel})", focus=(Path(real),))
     return await ls.runs.run(spec, current_command.get())
 
 

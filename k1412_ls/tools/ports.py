@@ -114,6 +114,9 @@ class ToolContext:
     reads: dict[Path, ReadRecord] = field(default_factory=dict)
     env: dict[str, str] | None = None
     services: RunServices = field(default_factory=RunServices)
+    # The user's skills directories: read_file may read inside them by absolute path (read-only, outside the
+    # workspace); see k1412_ls/tools/files/skill_files.py.
+    skill_roots: tuple[Path, ...] = ()
 
 
 __all__ = ["ChildEnvCache", "Delegator", "ReadRecord", "RunServices", "SubAgentOutcome", "ToolContext", "required"]

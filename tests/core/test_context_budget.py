@@ -1,4 +1,4 @@
-"""Acceptance of context policy recent-visible-v2 through the real ``k1412 run`` CLI and the scripted server.
+"""Acceptance of context policy recent-visible-v3 through the real ``k1412 run`` CLI and the scripted server.
 
 * A 60-step run (30 reads of 14 KB files, 10 commands printing 9 KB, a write at step 1 verified at
   step 58) at ``context_chars = 40000``: every request within 1.1 x the budget, the run completes with
@@ -62,9 +62,9 @@ def test_a_60_step_run_fits_40k_keeps_its_step_1_evidence_and_reuses_prefixes(tm
     # ... and the gate still counted it: it judges the events, never the digest.
     assert any(e["type"] == "context.compacted" and e["payload"]["steps_folded"] for e in events)
     built = next(e for e in events if e["type"] == "context.built")["payload"]
-    assert built["policy"] == "recent-visible-v2" and built["budget_chars"] == BUDGET
+    assert built["policy"] == "recent-visible-v3" and built["budget_chars"] == BUDGET
     assert built["schema_chars"] > 0 and built["chars"] > built["schema_chars"]
-    assert all(e["meta"]["context_policy"] == "recent-visible-v2" for e in events)
+    assert all(e["meta"]["context_policy"] == "recent-visible-v3" for e in events)
 
 
 def test_the_same_run_without_the_late_verification_is_not_completed(tmp_path: Path, ws: Path) -> None:

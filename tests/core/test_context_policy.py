@@ -1,4 +1,4 @@
-"""ContextPolicy recent-visible-v2 (start of a run): one test per step of the policy."""
+"""ContextPolicy recent-visible-v3 (start of a run): one test per step of the policy."""
 
 from __future__ import annotations
 

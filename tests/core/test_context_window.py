@@ -1,4 +1,4 @@
-"""Context policy recent-visible-v2 inside a run: every request fits, whatever tries to break the budget.
+"""Context policy recent-visible-v3 inside a run: every request fits, whatever tries to break the budget.
 
 The loop runs in-process with a scripted model and real tools; the model records
 the size of every request as the window counts it (messages and tool schemas).

@@ -32,6 +32,7 @@ from k1412_ls.tools.files.documents import (
 from k1412_ls.tools.files.edits import commit_text, load_for_edit, note_read, to_lf
 from k1412_ls.tools.files.ignore import Entry, GlobFilter, initial_chain, list_children
 from k1412_ls.tools.files.locks import write_guard
+from k1412_ls.tools.files.skill_files import read_skill_file, skill_file
 from k1412_ls.tools.files.textwindow import guess_mime, line_endings_of, stream_window, text_window
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 
@@ -187,6 +188,9 @@ def _describe_binary(ctx: ToolContext, real: Path, rel: str, reason: str) -> Too
 
 def read_file(args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
     """A window of a text file as LF text, with the line numbers it covers and where to continue."""
+    skill = skill_file(args.path, ctx.skill_roots)
+    if skill is not None:  # the user's own skills, read-only by absolute path (k1412_ls/tools/files/skill_files.py)
+        return read_skill_file(skill, args.path, args.start_line, args.end_line)
     real = ctx.workspace.resolve(args.path)
     rel = ctx.workspace.relative(real)
     start = args.start_line or 1
