@@ -164,6 +164,24 @@ def _why_not_full(ev: Evidence) -> str:
     return ""
 
 
+def _named_run_passed(ev: Evidence, sentence: str) -> bool:
+    """Whether the sentence names the files of a test run that passed after the last change, unnarrowed
+    (a claim about one named test file or doctest is held to that run, not to the whole suite)."""
+    named = [n for n in extract_targets(sentence)]
+    if not named:
+        return False
+    after = last_code_write(ev)
+    for run in ev.runs:
+        if run.seq <= after:
+            continue
+        for test in run.outcome.tests:
+            if test.outcome != "pass" or test.suite.narrowed or not test.suite.targets:
+                continue
+            if all(any(same_path(t, n) or t.rsplit("/", 1)[-1] == n for t in test.suite.targets) for n in named):
+                return True
+    return False
+
+
 def check_claims(ev: Evidence) -> list[Problem]:
     """Rule ``claims``: every claim of the final answer is backed by this run's events."""
     problems: list[Problem] = [*answer_figures(ev), *answer_counts(ev)]
@@ -175,6 +193,8 @@ def check_claims(ev: Evidence) -> list[Problem]:
         seen.add(key)
         if claim.kind == "tests-pass":
             failures = [f for f in unresolved_failures(ev) if f.what == "test"]
+            if not failures and _named_run_passed(ev, claim.sentence):
+                continue  # "test_x.py passes", "python3 -m doctest textutil.py passes": the claim's own scope
             if failures or not passing_tests_after(ev, last_code_write(ev)):
                 problems.append(Problem("claims", "the answer says the tests pass, but no full test run after the "
                                         f"last change passed{'' if failures else _why_not_full(ev)}",
