@@ -154,7 +154,7 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
         if rule not in rules:
             rules.append(rule)
 
-    named = extract_targets(request)
+    named = extract_targets(without_quoted_context(request))
     targets, existing = _resolved(named, resolve, recorded)
     # Asking to find out (run, check, answer, report) rather than to change: failures found are findings.
     destinations = _destinations(request, named, targets)
@@ -255,6 +255,17 @@ _FIXING = re.compile(r"\b(?:fix|bug|repair|broken)|修复|修一下|修好|改�
 _ASKS = re.compile(r"(?:\?|？|吗|呢)\s*$")
 _REQUEST_FORM = re.compile(r"^\s*(?:please|pls|can\s+you|could\s+you|would\s+you|will\s+you|can\s+u|请|麻烦|帮我|"
                            r"能不能帮|能否帮|可以帮|你能帮)", re.IGNORECASE)
+
+
+# Text a request quotes as context rather than naming work: fenced code, tracebacks' "File ..." lines, and
+# log lines. A file named only there is where an error happened, not a file the user asks to change.
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
+_TRACEBACK_LINE = re.compile(r'^\s*File "[^"\n]+", line \d+.*$|^\s*(?:at\s+\S+\s+\(|Traceback \(most recent).*$', re.M)
+
+
+def without_quoted_context(request: str) -> str:
+    """The request without fenced code and traceback lines (what it quotes, not what it asks)."""
+    return _TRACEBACK_LINE.sub(" ", _FENCED.sub(" ", request))
 
 
 def without_prohibitions(request: str) -> str:

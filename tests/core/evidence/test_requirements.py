@@ -73,3 +73,9 @@ def test_named_files_resolve_exactly_and_are_recorded() -> None:
     assert requirements.targets == ("config.json", "README.md")
     replayed = derive_requirements("Update config.json and the README", recorded=requirements.as_record())
     assert replayed.targets == requirements.targets and replayed.existing == requirements.existing
+
+
+def test_files_named_only_in_quoted_code_or_a_traceback_are_context() -> None:
+    request = ('Fix the crash in calc.py.\n\n```\nTraceback (most recent call last):\n'
+               '  File "/srv/app/helpers.py", line 3, in run\n    import base.py\n```\n')
+    assert derive_requirements(request).targets == ("calc.py",)
