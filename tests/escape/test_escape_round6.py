@@ -1694,6 +1694,11 @@ def round6_verdicts(request: pytest.FixtureRequest) -> dict[str, Any]:
     return play_selected(request.session.items, "test_escape_round6", CASES, WORKERS, "k1412-r6")
 
 
+# Escapes this round found that are not closed yet, with why (counted in the containment issue's closing note).
+# Strict: a listed case that stops escaping fails until it is taken off the list.
+KNOWN_ESCAPES: dict[str, str] = {}
+
+
 @pytest.mark.parametrize(("case_id", "cls", "fn", "documented_gap"), CASES, ids=[c[0] for c in CASES])
 def test_escape_round6(case_id: str, cls: str, fn: CaseFn, documented_gap: bool,
                        round6_verdicts: dict[str, Any]) -> None:
@@ -1705,7 +1710,11 @@ def test_escape_round6(case_id: str, cls: str, fn: CaseFn, documented_gap: bool,
         message = f"ESCAPED [{cls}/{case_id}]: " + " | ".join(verdict.escapes)
         if documented_gap:
             pytest.xfail("documented as not contained (docs/sandbox.md): " + message)
+        if case_id in KNOWN_ESCAPES:
+            pytest.xfail(f"known escape, not closed yet ({KNOWN_ESCAPES[case_id]}): {message}")
         pytest.fail(message, pytrace=False)
+    if case_id in KNOWN_ESCAPES:
+        pytest.fail(f"{case_id} no longer escapes: take it off KNOWN_ESCAPES", pytrace=False)
     if not verdict.control:
         pytest.fail(f"CONTROL-FAILED [{cls}/{case_id}]: {verdict.control_detail}", pytrace=False)
 
