@@ -241,20 +241,43 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, _workspace(args.workspace))
     rows = config.models_listing()
+    servers = _managed_servers(config)
+    for row in rows:
+        if row["id"] in servers:
+            row["server"] = servers[row["id"]]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     table = [("id", "provider", "provider model", "thinking", "effort", "iterations", "context chars",
-              "USD / M tokens in·cached·out")]
+              "USD / M tokens in·cached·out", "server")]
     for row in rows:
         label = f" ({row['thinking_label']})" if row["thinking_label"] else ""
         table.append((row["id"] + (" (default)" if row["default"] else ""), row["provider"], row["provider_model"],
                       ("yes" + label) if row["thinking"] else "no", row["reasoning_effort"] or "-",
-                      str(row["max_iterations"]), str(row["context_chars"]), _price(row["pricing"])))
+                      str(row["max_iterations"]), str(row["context_chars"]), _price(row["pricing"]),
+                      _server_cell(row.get("server"))))
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
     return 0
+
+
+def _managed_servers(config: Any) -> dict[str, dict[str, Any]]:
+    """The state of each managed model's llama.cpp server (``k1412 models``), by model id."""
+    managed = {model_id: spec for model_id, spec in config.models.items() if config.provider_for(spec).managed}
+    if not managed:
+        return {}
+    from k1412_ls.models.managed_llama import server_status
+
+    return {model_id: server_status(config.provider_for(spec), spec) for model_id, spec in managed.items()}
+
+
+def _server_cell(server: dict[str, Any] | None) -> str:
+    if not server:
+        return "-"
+    if server["state"] == "stopped":
+        return "managed: stopped (starts on first use)"
+    return f"managed: {server['state']} pid {server['pid']} port {server['port']}, {server['holders']} holding"
 
 
 def _price(pricing: dict[str, Any] | None) -> str:
@@ -315,7 +338,9 @@ def _cmd_lsp(args: argparse.Namespace) -> int:
 
     with cached_attrs_compile():  # the LSP types' generated methods: compiled once, then loaded (~0.3 s)
         from k1412_ls.lsp.server import serve
+    from k1412_ls.models.managed_llama import set_holder_kind
 
+    set_holder_kind("lsp")  # a managed llama.cpp server this language server starts or uses goes with it
     return serve(tcp=args.tcp)
 
 
