@@ -8,7 +8,6 @@ from typing import Any, Protocol
 
 from k1412_ls.config import ModelSpec
 
-
 # Finish reasons that mean the reply was cut before it ended: such a final answer is never a completion.
 CUT_FINISH_REASONS: frozenset[str] = frozenset({"length", "content_filter"})
 
