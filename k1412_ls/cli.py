@@ -168,6 +168,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config, workspace)
     runtime = build_runtime(config)
     model = runtime.resolve_model(args.model)
+    screen = _setup_screen(config, args, workspace)
+    if screen is not None:
+        print(screen, file=sys.stderr)
+        return EXIT_USAGE
     request = RunRequest(
         task=args.task, workspace=workspace, model=args.model, user=args.user or _default_user(),
         conversation=args.conversation, events_file=events_file, approver=terminal_approver(),
@@ -181,6 +185,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         _print_verdict(result, sys.stdout)
     return result.exit_code
+
+
+def _setup_screen(config: Any, args: argparse.Namespace, workspace: Path) -> str | None:
+    """What to do first, when no model is configured and the default local server is not running."""
+    from k1412_ls.locations import find_config_file
+    from k1412_ls.models.first_run import setup_screen
+
+    has_file = find_config_file(args.config, workspace) is not None
+    return setup_screen(config, config.model_spec(args.model or config.default_model), has_file)
 
 
 async def _run_with_signals(runtime: Any, request: Any, model: Any, sinks: list[Any]) -> RunResult:

@@ -47,12 +47,12 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     stop_server(PROVIDER, SPEC)
 
 
-def write_config(path: Path, *, context_chars: int = 14_000, base_url: str | None = None) -> Path:
+def write_config(path: Path, *, context_chars: int = 14_000, base_url: str | None = None, iterations: int = 2) -> Path:
     provider = f'base_url = "{base_url}"\nmax_retries = 0' if base_url else \
         f'managed = true\ngguf = "{GGUF}"\nchat_template = "chatml-tools"\nidle_s = 5\nmax_retries = 0'
     path.write_text(f'default_model = "smol"\n[providers.smol]\n{provider}\n[models.smol]\nprovider = "smol"\n'
                     f'provider_model = "smollm2"\ncontext_chars = {context_chars}\nmax_output_tokens = 32\n'
-                    'max_iterations = 2\n', encoding="utf-8")
+                    f'max_iterations = {iterations}\n', encoding="utf-8")
     return path
 
 
@@ -189,7 +189,7 @@ def test_tool_call_turns_replayed_and_the_final_answer_live(home: Path, tmp_path
         {"forward": f"http://127.0.0.1:{live['port']}", "repeat": True},
     ]
     with ScriptedServer(script) as scripted:
-        config = write_config(tmp_path / "k1412.toml", base_url=scripted.base_url)
+        config = write_config(tmp_path / "k1412.toml", base_url=scripted.base_url, iterations=4)
         done = k1412("run", "--config", str(config), "Create hello.py that prints hello world and run it",
                      home=home, cwd=ws)
     assert (ws / "hello.py").read_text() == "print('hello world')\n"
