@@ -199,8 +199,12 @@ def test_tool_call_turns_replayed_and_the_final_answer_live(home: Path, tmp_path
     responded = [e["payload"] for e in events if e["type"] == "model.responded" and e["payload"]["ok"]]
     assert responded[0]["usage"]["completion_tokens"] == 131  # the length-cut tool call ran and was counted
     assert len(responded) >= 3 and all(r["usage"]["prompt_tokens"] > 0 for r in responded[2:])  # live turns
+    assert "evidence 3/3" in done.stdout  # written, and run
     if "status: completed" not in done.stdout:
-        assert "status: unverified" in done.stdout and "cut by the output limit" in done.stdout
+        # The live answers ran into the 32-token cap: each was rejected as cut, never taken as completed.
+        assert "status: unverified" in done.stdout
+        rejected = [e["payload"] for e in events if e["type"] == "completion.rejected"]
+        assert rejected and all(r.get("cut") == "length" for r in rejected)
 
 
 def test_a_server_killed_mid_request_is_named(home: Path, tmp_path: Path) -> None:
