@@ -47,9 +47,10 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     stop_server(PROVIDER, SPEC)
 
 
-def write_config(path: Path, *, context_chars: int = 14_000, base_url: str | None = None, iterations: int = 2) -> Path:
+def write_config(path: Path, *, context_chars: int = 14_000, base_url: str | None = None, iterations: int = 2,
+                 idle_s: int = 5) -> Path:
     provider = f'base_url = "{base_url}"\nmax_retries = 0' if base_url else \
-        f'managed = true\ngguf = "{GGUF}"\nchat_template = "chatml-tools"\nidle_s = 5\nmax_retries = 0'
+        f'managed = true\ngguf = "{GGUF}"\nchat_template = "chatml-tools"\nidle_s = {idle_s}\nmax_retries = 0'
     path.write_text(f'default_model = "smol"\n[providers.smol]\n{provider}\n[models.smol]\nprovider = "smol"\n'
                     f'provider_model = "smollm2"\ncontext_chars = {context_chars}\nmax_output_tokens = 32\n'
                     f'max_iterations = {iterations}\n', encoding="utf-8")
@@ -116,7 +117,8 @@ async def test_a_request_longer_than_the_window_is_refused_with_its_size(home: P
 def test_two_runs_and_a_language_server_share_one_server_that_goes_with_the_lsp(home: Path, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    config = write_config(tmp_path / "k1412.toml")
+    # idle_s 120: a server that stops within seconds of the killed language server stopped because of it.
+    config = write_config(tmp_path / "k1412.toml", idle_s=120)
     first = k1412("run", "--config", str(config), "Say hello", home=home, cwd=ws)
     assert "status:" in first.stdout, first.stderr
     state_file = place_for(PROVIDER, context_tokens(SPEC)).state
@@ -142,6 +144,8 @@ def test_two_runs_and_a_language_server_share_one_server_that_goes_with_the_lsp(
         lsp.send_signal(signal.SIGKILL)
         lsp.wait(10)
     assert wait_gone(state["pid"]), "the managed server outlived the killed language server"
+    log = place_for(PROVIDER, context_tokens(SPEC)).log.read_text(errors="replace")
+    assert "stopping: the language server that used it is gone" in log
     assert "managed: stopped" in k1412("models", "--config", str(config), home=home, cwd=ws).stdout
 
 
