@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from k1412_ls.core.delegation import TOOLS as DELEGATION_TOOLS
-from k1412_ls.tools import file_tools, git, patching, plan_memory, process_tools, run_command, search
-from k1412_ls.tools.apply_patch import tool as apply_patch_tool
+from k1412_ls.tools import git, plan_memory
+from k1412_ls.tools.files import file_tools, patching, search
+from k1412_ls.tools.files.apply_patch import tool as apply_patch_tool
+from k1412_ls.tools.processes import process_tools, run_command
 from k1412_ls.tools.registry import ToolRegistry
 
 

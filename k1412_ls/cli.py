@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 from collections.abc import Sequence
@@ -59,10 +58,13 @@ def _parser() -> argparse.ArgumentParser:
     replay = sub.add_parser("replay", help="render a recorded run and re-check its verdict")
     replay.add_argument("run", metavar="RUN_ID_OR_FILE")
     replay.add_argument("--json", action="store_true", help="print the re-check as JSON")
+    replay.add_argument("--export", choices=("atif",), help="print the run as an ATIF trajectory instead")
 
     from k1412_ls.experiments.cli_commands import add_commands
+    from k1412_ls.judge.cli_command import add_command as add_judge
 
     add_commands(sub)
+    add_judge(sub)
 
     undo = sub.add_parser("undo", help="restore every path a run changed to its state before the run")
     undo.add_argument("run", metavar="RUN_ID")
@@ -87,6 +89,8 @@ def _positive(kind: type[float] | type[int]) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command != "lsp":  # the language server's stdio carries the protocol, not text for a person
+        _show_controls_visibly()
     try:
         if args.command == "run":
             return _cmd_run(args)
@@ -98,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from k1412_ls.experiments.cli_commands import run_command
 
             return run_command(args)
+        if args.command == "judge":
+            from k1412_ls.judge.cli_command import run_judge
+
+            return run_judge(args)
         if args.command == "undo":
             return _cmd_undo(args)
         return _cmd_lsp(args)
@@ -106,6 +114,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except Exception as exc:
         return _unexpected(exc)
+
+
+def _show_controls_visibly() -> None:
+    """Every later write to stdout/stderr shows control, bidi and format characters, never lets the terminal act
+    on them (the model's and commands' text reaches the verdict, progress, replay, undo and stats output)."""
+    from k1412_ls.text.lossless import VisibleStream
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, VisibleStream):
+            setattr(sys, name, VisibleStream(stream))
+
+
+def _print_json(value: Any) -> None:
+    """Exact JSON whose strings hold nothing a terminal interprets (k1412_ls/text/lossless.py)."""
+    from k1412_ls.text.lossless import terminal_json
+
+    print(terminal_json(value))
 
 
 def _unexpected(exc: Exception) -> int:
@@ -158,7 +184,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from k1412_ls.config import load_config
     from k1412_ls.core.run_request import RunRequest
     from k1412_ls.terminal_approval import terminal_approver
-    from k1412_ls.tools.documents import sweep_write_temps
+    from k1412_ls.tools.files.documents import sweep_write_temps
 
     if not args.task.strip():
         raise CliError("The task is empty; say what K1412 should do.")
@@ -176,12 +202,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         task=args.task, workspace=workspace, model=args.model, user=args.user or _default_user(),
         conversation=args.conversation, events_file=events_file, approver=terminal_approver(),
         max_cost=args.max_cost, max_tokens=args.max_tokens,
+        focus=(Path.cwd(),),  # instruction files between the workspace root and here are read
     )
     live = sys.stderr.isatty()
     sinks = [TerminalSink(sys.stderr)] if live else []
     result = asyncio.run(_run_with_signals(runtime, request, model, sinks))
     if args.json:
-        print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+        _print_json(result.as_dict())
     else:
         _print_verdict(result, sys.stdout)
     return result.exit_code
@@ -226,10 +253,11 @@ class TerminalSink:
 
     def __call__(self, event: Event) -> None:
         from k1412_ls.core.render import describe_event
+        from k1412_ls.text.lossless import visible
 
         line = describe_event(event)
         if line:
-            self.stream.write(line + "\n")
+            self.stream.write(visible(line, keep_lines=False) + "\n")
             self.stream.flush()
 
 
@@ -240,6 +268,9 @@ def _print_verdict(result: RunResult, out: TextIO) -> None:
         out.write(result.message.rstrip() + "\n\n")
     out.write(f"status: {result.status}\n")
     out.write(f"{describe_verification(result.evidence)}\n")
+    contract = result.evidence.get("contract") or []
+    if contract:
+        out.write("done when:\n" + "".join(f"  {item}\n" for item in contract))
     if result.files_changed:
         out.write("files changed: " + ", ".join(result.files_changed) + "\n")
     from k1412_ls.core.cost import Cost, describe_cost
@@ -259,7 +290,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
         if row["id"] in servers:
             row["server"] = servers[row["id"]]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        _print_json(rows)
         return 0
     table = [("id", "provider", "provider model", "thinking", "effort", "iterations", "context chars",
               "USD / M tokens in·cached·out", "server")]
@@ -303,16 +334,22 @@ def _price(pricing: dict[str, Any] | None) -> str:
 def _cmd_replay(args: argparse.Namespace) -> int:
     from k1412_ls.core.render import describe_event, describe_verification
     from k1412_ls.core.replay_view import load_run_log, replay_report
+    from k1412_ls.text.lossless import visible
 
     path = load_run_log(args.run, state_dir())
     report = replay_report(path)
+    if args.export == "atif":
+        from k1412_ls.judge.atif_export import to_atif
+
+        _print_json(to_atif(report.events))
+        return 0
     if args.json:
-        print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+        _print_json(report.as_dict())
         return 0
     for event in report.events:
         line = describe_event(event)
         if line:
-            print(f"{event.seq:>4} {event.ts} {line}")
+            print(f"{event.seq:>4} {event.ts} {visible(line, keep_lines=False)}")
     if report.agrees is None and report.recorded == "unfinished":
         print("\nrecorded verdict: unfinished (the log has no end: the run was killed or is still running)")
     else:
@@ -331,11 +368,11 @@ def _cmd_undo(args: argparse.Namespace) -> int:
         result = undo_on_disk(state_dir(), args.run, by="cli")
     except UnknownRun as exc:
         if args.json:
-            print(json.dumps({"ok": False, "run_id": args.run, "restored": [], "refused": [], "message": str(exc)}))
+            _print_json({"ok": False, "run_id": args.run, "restored": [], "refused": [], "message": str(exc)})
         print(f"k1412: {exc}", file=sys.stderr)
         return EXIT_UNKNOWN_RUN
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        _print_json(result)
         return exit_code(result)
     print(result["message"])
     for path in result["restored"]:

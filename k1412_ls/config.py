@@ -8,11 +8,12 @@ built-in defaults otherwise. A file can add or override providers and models.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from k1412_ls.limits import LIMITS
 from k1412_ls.locations import ConfigError, find_config_file, state_dir
@@ -126,7 +127,7 @@ BUILTIN_MODELS: dict[str, dict[str, Any]] = {
 
 
 class SandboxSpec(BaseModel):
-    """How the commands the model runs are confined (``[sandbox]``); see k1412_ls/tools/sandbox.py."""
+    """How the commands the model runs are confined (``[sandbox]``); see k1412_ls/tools/sandbox/command_sandbox.py."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -153,7 +154,7 @@ class ApprovalRuleSpec(BaseModel):
 
 
 class ApprovalSpec(BaseModel):
-    """Which commands are asked about (``[approval]``); see k1412_ls/tools/approval.py."""
+    """Which commands are asked about (``[approval]``); see k1412_ls/tools/approval/approval_policy.py."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -162,7 +163,7 @@ class ApprovalSpec(BaseModel):
 
 
 class UndoSpec(BaseModel):
-    """What runs keep so that they can be undone (``[undo]``); see k1412_ls/tools/preimages.py."""
+    """What runs keep so that they can be undone (``[undo]``); see k1412_ls/tools/undo/preimages.py."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -170,6 +171,52 @@ class UndoSpec(BaseModel):
     max_run_mb: float = Field(default=256, gt=0, le=65536)  # copies one run may keep
     max_total_mb: float = Field(default=1024, gt=0, le=1_048_576)  # the whole store; oldest runs go first
     max_age_days: float = Field(default=14, gt=0, le=3650)
+
+
+HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+
+
+class HookSpec(BaseModel):
+    """One ``[[hooks]]`` entry (user configuration only); see k1412_ls/core/hooks.py and docs/conventions.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    event: Literal["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+    # A regular expression matched against the whole tool name (PreToolUse/PostToolUse); "" or "*": every tool.
+    matcher: str = ""
+    command: str = Field(min_length=1, pattern=r"\S")
+    timeout: float = Field(default=60.0, gt=0, le=600)
+    # "continue": a hook that crashes, exits neither 0 nor 2, or times out objects to nothing (Claude Code's
+    # default); "block": it denies the call or blocks the step, like exit 2.
+    on_error: Literal["continue", "block"] = "continue"
+
+    @field_validator("matcher")
+    @classmethod
+    def _matcher_compiles(cls, value: str) -> str:
+        if value not in ("", "*"):
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression ({exc})") from None
+        return value
+
+
+class ConventionsSpec(BaseModel):
+    """Which instruction files and skills a run reads (``[conventions]``); see docs/conventions.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # File names tried in each directory, first found wins (e.g. ["AGENTS.md", "CLAUDE.md", "GEMINI.md"]).
+    instruction_files: list[str] = Field(default_factory=lambda: ["AGENTS.md"], max_length=8)
+    skills: bool = Field(default=True, strict=True)
+
+    @field_validator("instruction_files")
+    @classmethod
+    def _plain_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not name or "/" in name or "\\" in name or name in (".", ".."):
+                raise ValueError(f"{name!r} is not a plain file name")
+        return value
 
 
 class K1412Config(BaseModel):
@@ -184,6 +231,8 @@ class K1412Config(BaseModel):
     approval: ApprovalSpec = Field(default_factory=ApprovalSpec)
     budget: BudgetSpec = Field(default_factory=BudgetSpec)
     undo: UndoSpec = Field(default_factory=UndoSpec)
+    conventions: ConventionsSpec = Field(default_factory=ConventionsSpec)
+    hooks: list[HookSpec] = Field(default_factory=list)
     source: str = Field(default="built-in defaults", exclude=True)
 
     def model_spec(self, model_id: str | None = None) -> ModelSpec:
@@ -305,7 +354,9 @@ def _over_user_confinement(data: dict[str, Any]) -> dict[str, Any]:
     sandbox["hidden"] = _joined(user_sandbox.get("hidden", []), ws_sandbox.get("hidden", []))
     approval = {**user_approval, **{k: v for k, v in ws_approval.items() if k != "rules"}}
     approval["rules"] = _joined(user_approval.get("rules", []), ws_approval.get("rules", []))
-    return {**data, "sandbox": sandbox, "approval": approval}
+    # Hooks run the user's own commands: only the user's file names them, whatever the workspace file says.
+    hooks = user.get("hooks", [])
+    return {**data, "sandbox": sandbox, "approval": approval, "hooks": hooks}
 
 
 def _stricter_budget(user: Any, workspace: Any) -> Any:
@@ -381,6 +432,11 @@ def check_workspace_config(data: dict[str, Any], path: Path) -> None:
     from urllib.parse import urlsplit
 
     _check_workspace_restrictions(data, path)
+    if "hooks" in data:
+        raise ConfigError(
+            f"{path} (a workspace file, which may not start commands of its own) may not add hooks; a hook runs "
+            "outside the sandbox, so put [[hooks]] in $XDG_CONFIG_HOME/k1412/config.toml or pass --config."
+        )
     for model_id, model in (data.get("models") or {}).items() if isinstance(data.get("models"), dict) else ():
         if isinstance(model, dict) and "pricing" in model:
             # Prices drive budgets: a cloned repository must not make a paid model look free.
@@ -428,6 +484,8 @@ __all__ = [
     "ApprovalSpec",
     "BudgetSpec",
     "ConfigError",
+    "ConventionsSpec",
+    "HookSpec",
     "K1412Config",
     "ModelSpec",
     "Pricing",

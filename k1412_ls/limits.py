@@ -33,7 +33,7 @@ class Limits:
     max_background_processes: int = 16
     # Seconds one process_poll may wait for its process to exit.
     max_process_wait_s: float = 30.0
-    # Bytes of a command's output kept: the first and the last; the middle is dropped (tools/capture.py).
+    # Bytes of a command's output kept: the first and the last; the middle is dropped (tools/processes/capture.py).
     output_head_bytes: int = 16 * 1024
     output_tail_bytes: int = 48 * 1024
     # One read_file window: lines, bytes, and characters of one line before it is cut.

@@ -3,6 +3,10 @@
 Only when standard input and standard error are both a terminal; otherwise
 (pipes, CI, ``--json`` into a file) nobody is asked and the approval policy
 decides (what needs asking is refused, and the model is told why).
+
+The prompt shows the whole command with every control, bidi and format character
+visible (k1412_ls/text/lossless.py): a carriage return, backspace or ``ESC[2K ESC[1A``
+in the command cannot erase or hide any part of what the user approves.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ import sys
 import threading
 from typing import TextIO
 
-from k1412_ls.tools.approval import ApprovalRequest, Approver, Decision
+from k1412_ls.text.lossless import visible
+from k1412_ls.tools.approval.approval_policy import ApprovalRequest, Approver, Decision
 
 ANSWER_TIMEOUT_S = 300.0
 _lock = threading.Lock()  # one question at a time on one terminal
@@ -27,9 +32,8 @@ def terminal_approver(stdin: TextIO | None = None, stderr: TextIO | None = None,
         return None
 
     def ask(request: ApprovalRequest, cancel: threading.Event) -> Decision | None:
-        always = f"a = always allow `{request.prefix_text}`, " if request.prefix else ""
         with _lock:
-            sink.write(f"\n{request.question()}\n  [y = allow once, {always}N = deny] ")
+            sink.write(prompt_text(request))
             sink.flush()
             waited = 0.0
             while waited < timeout_s and not cancel.is_set():
@@ -48,4 +52,12 @@ def terminal_approver(stdin: TextIO | None = None, stderr: TextIO | None = None,
     return ask
 
 
-__all__ = ["terminal_approver"]
+def prompt_text(request: ApprovalRequest) -> str:
+    """The question as the terminal shows it: the full command, nothing in it interpreted."""
+    always = f"a = always allow `{visible(request.prefix_text, keep_lines=False)}`, " if request.prefix else ""
+    reasons = visible("; ".join(request.reasons), keep_lines=False)
+    return (f"\nK1412 wants to run `{visible(request.command, keep_lines=False)}`: {reasons}. Allow it?\n"
+            f"  [y = allow once, {always}N = deny] ")
+
+
+__all__ = ["prompt_text", "terminal_approver"]

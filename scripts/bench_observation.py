@@ -25,9 +25,9 @@ from k1412_ls.core.evidence.invocations import command_shape
 from k1412_ls.core.evidence.line_outcomes import line_outcome
 from k1412_ls.shell import parse_line
 from k1412_ls.text.runner_summaries import parse_summary
-from k1412_ls.tools.changes import ChangeTracker, Snapshot
-from k1412_ls.tools.child_processes import run_to_end, shell_argv
-from k1412_ls.tools.observe import fileno, observed_command, read_records, status_file
+from k1412_ls.tools.processes.child_processes import run_to_end, shell_argv
+from k1412_ls.tools.processes.observe import fileno, observed_command, read_records, status_file
+from k1412_ls.tools.undo.changes import ChangeTracker, Snapshot
 
 
 def make_workspace(root: Path, files: int) -> None:

@@ -17,7 +17,7 @@ sandbox's own start, the rest of the chain, and K1412's Python work
 tracking, redaction, result). A fifth series is what a run gets: the
 command comes after a model turn (``PAUSE_S``, default 0.15 s, untimed), by
 which time the sandbox K1412 started when the last command ended is ready
-(``k1412_ls/tools/warm_command.py``); the fourth series discards that one first,
+(``k1412_ls/tools/sandbox/warm_command.py``); the fourth series discards that one first,
 so it shows a command in a fresh sandbox. Target: run_command − bare ≤ 10 ms.
 """
 
@@ -32,18 +32,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from k1412_ls.tools.changes import RunChanges
-from k1412_ls.tools.child_processes import launcher, shell_argv
-from k1412_ls.tools.confinement import confined_argv
-from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.observe import observed_command
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices
-from k1412_ls.tools.process_cap import ProcessCap
+from k1412_ls.tools.processes.child_processes import launcher, shell_argv
+from k1412_ls.tools.processes.observe import observed_command
+from k1412_ls.tools.processes.run_command import TOOLS
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.run_command import TOOLS
-from k1412_ls.tools.sandbox import RunSandbox, bubblewrap
-from k1412_ls.tools.seccomp import filter_fd, network_off_filter
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox.command_sandbox import RunSandbox, bubblewrap
+from k1412_ls.tools.sandbox.confinement import confined_argv
+from k1412_ls.tools.sandbox.process_cap import ProcessCap
+from k1412_ls.tools.sandbox.seccomp import filter_fd, network_off_filter
+from k1412_ls.tools.undo.changes import RunChanges
 
 
 def _mean_ms(samples: list[float]) -> float:

@@ -30,10 +30,10 @@ sys.path.insert(0, str(REPO / "scripts"))
 import bench_tools  # noqa: E402
 from bench_tools import Row, median, timed  # noqa: E402
 
-from k1412_ls.tools.documents import DiskDocumentStore  # noqa: E402
-from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS  # noqa: E402
+from k1412_ls.tools.files.documents import DiskDocumentStore  # noqa: E402
+from k1412_ls.tools.files.file_tools import TOOLS as FILE_TOOLS  # noqa: E402
+from k1412_ls.tools.files.workspace import Workspace  # noqa: E402
 from k1412_ls.tools.registry import ToolContext, ToolRegistry  # noqa: E402
-from k1412_ls.tools.workspace import Workspace  # noqa: E402
 
 LIST_TARGET = 1.5
 

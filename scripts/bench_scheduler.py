@@ -26,9 +26,9 @@ from k1412_ls.core.guards import GuardState, find_duplicate_commands, normalize_
 from k1412_ls.core.model_port import ToolCall
 from k1412_ls.core.scheduler import Scheduler
 from k1412_ls.text.redact import Redactor
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import Tool, ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.workspace import Workspace
 
 CALL_S = 0.2
 

@@ -5,7 +5,7 @@
 Three measurements, each on deterministic generated data in a temporary directory:
 
 * ``search_files`` (the real tool through :class:`ToolRegistry`, ripgrep backend) against ``rg``
-  run directly with the very same command line (:func:`k1412_ls.tools.search.rg_command`) on a
+  run directly with the very same command line (:func:`k1412_ls.tools.files.search.rg_command`) on a
   20,000-file tree with a ``.gitignore``. Two queries: a rare one whose matches all fit in
   ``max_results=1000`` (both sides search the whole tree), and a common one with the default
   ``max_results=100`` (the tool stops after 101 matches, so the bare ``rg`` is stopped after 101
@@ -44,11 +44,11 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from k1412_ls.tools import search
-from k1412_ls.tools.apply_patch import TOOLS as PATCH_TOOLS
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files import search
+from k1412_ls.tools.files.apply_patch import TOOLS as PATCH_TOOLS
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
-from k1412_ls.tools.workspace import Workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_run_command import bench_run_command
@@ -209,7 +209,7 @@ def bench_search(root: Path, reps: int, fallback_reps: int, profile: bool) -> tu
     """Time search_files (rg and Python backends) against bare rg; return rows and notes.
 
     The tool side runs ripgrep inside K1412's readers' sandbox (bubblewrap, kept between searches: see
-    ``tools.reader_sandbox``) and parses its ``--null`` records (no ``--json`` on either side); the rg side
+    ``tools.sandbox.reader_sandbox``) and parses its ``--null`` records (no ``--json`` on either side); the rg side
     runs the same command line with no sandbox and splits the same records.
     """
     rg = shutil.which("rg")

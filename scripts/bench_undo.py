@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from k1412_ls.core.undo_result import undo_on_disk
-from k1412_ls.tools.preimages import RunJournal
+from k1412_ls.tools.undo.preimages import RunJournal
 
 
 def median_ms(samples: list[float]) -> float:

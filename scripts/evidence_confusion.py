@@ -1,4 +1,4 @@
-"""Print the evidence gate's confusion counts over the case table in tests/test_evidence_cases.py.
+"""Print the evidence gate's confusion counts over the case table in tests/core/evidence/test_evidence_cases.py.
 
 Usage: python scripts/evidence_confusion.py [--json]
 

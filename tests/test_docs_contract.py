@@ -213,7 +213,7 @@ def test_module_paths_named_in_the_docs_exist(page: Path) -> None:
 
 # Written as regular expressions so that this file does not match itself. The public conformance
 # fixtures beside the repository (../shared/conformance) are read by tests on purpose and allowed.
-OUTSIDE = re.compile(r"SPEC\.md|SPEC\s*§|DESIGN\.md|notes/security\.md|notes/pygls-2\.md|\.\./shared(?!/conformance)",
+OUTSIDE = re.compile(r"SPEC\.md|SPEC\s*§|DESIGN\.md|notes/security\.md|notes/pygls-2\.md|\.\./shared(?!/(?:conformance|trajectories))",
                      re.IGNORECASE)
 SCANNED = ("k1412_ls", "tests", "scripts", "editors", "docs")
 SKIPPED_DIRS = frozenset({"node_modules", "out", "dist", "build", "__pycache__", ".vscode-test"})
@@ -250,3 +250,19 @@ def test_the_outside_reference_check_catches_what_it_should() -> None:
                "notes/" + "pygls-2.md", ".." + "/shared/" + "SPEC" + ".md", "check out " + ".." + "/shared"]
     assert all(OUTSIDE.search(sample) for sample in samples)
     assert not OUTSIDE.search(".." + "/shared/conformance/codex-apply-patch")
+
+
+@pytest.mark.parametrize("page", sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
+def test_every_page_starts_with_a_short_summary(page: Path) -> None:
+    """A reader sees what a page covers before its details: a title, then a summary of at most 3 lines."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    assert lines and lines[0].startswith("# "), f"{page.name} does not start with a title"
+    body = lines[1:]
+    while body and not body[0].strip():
+        body = body[1:]
+    summary = []
+    for line in body:
+        if not line.strip():
+            break
+        summary.append(line)
+    assert 1 <= len(summary) <= 3, f"{page.name}: its first paragraph has {len(summary)} lines, not a 1-3 line summary"

@@ -1,4 +1,4 @@
-"""The agent loop (policy ``agent-loop-v6``) for one agent: root or sub-agent.
+"""The agent loop (policy ``agent-loop-v7``) for one agent: root or sub-agent.
 
 RequestModel → (tool calls) ValidateCalls → Schedule → Execute →
 RecordEvidence → RequestModel … ; (no tool calls) CheckCompletion →
@@ -7,12 +7,13 @@ Every way out of :meth:`AgentLoop.run` is a :class:`RunEnded` exception
 carrying the message the user reads.
 
 Every request goes through the agent's :class:`ContextWindow` (context policy
-``recent-visible-v2``), so it fits the model's window; a provider's refusal for
+``recent-visible-v3``), so it fits the model's window; a provider's refusal for
 length lowers the run's budget and retries, at most ``OVERFLOW_RETRIES`` times.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -84,6 +85,9 @@ class AgentLoop:
     iterations: int = 0
     rejections: int = 0
     window: ContextWindow | None = None
+    # The user's Stop hooks (root agent only): (final answer, blocked before) -> the reason they block, or None.
+    stop_hook: Callable[[str, bool], Awaitable[str | None]] | None = None
+    stop_blocks: int = 0
 
     async def run(self, messages: list[dict[str, Any]]) -> None:
         """Drive the loop from the prepared messages (the task last); always ends by raising RunEnded."""
@@ -114,7 +118,7 @@ class AgentLoop:
                     window.append({"role": "tool", "tool_call_id": outcome.call.id,
                                    "content": self.ctx.redactor.text(outcome.result.to_message())})
                 continue
-            self._check_completion(reply, window)
+            await self._check_completion(reply, window)
         state = self.gate.state()
         self.emit("completion.unverified", {"reason": "iterations exhausted", "iterations": self.iterations,
                                             **state})
@@ -225,10 +229,12 @@ class AgentLoop:
                           folded=folded, task=self._task, evidence=self.gate.state(), read_hashes=hashes,
                           steps=steps, limit=limit)
 
-    def _check_completion(self, reply: ModelReply, window: ContextWindow) -> None:
+    async def _check_completion(self, reply: ModelReply, window: ContextWindow) -> None:
         verdict = self.gate.check(reply.content)
         cut = reply.finish_reason in CUT_FINISH_REASONS
         if verdict.complete and not cut:
+            if await self._stop_hook_blocks(reply, window):
+                return  # the run goes on, as after a rejection
             raise RunCompleted(reply.content)
         self._check_budget()  # no budget left to be told what is missing
         self.rejections += 1
@@ -252,6 +258,30 @@ class AgentLoop:
         self.emit("completion.rejected", {"rejection": self.rejections, "instruction": instruction, **state})
         window.append({"role": "assistant", "content": reply.content})
         window.append({"role": "user", "content": instruction})
+
+
+    async def _stop_hook_blocks(self, reply: ModelReply, window: ContextWindow) -> bool:
+        """The gate accepted: the user's Stop hooks may still block (stricter), never the other way round."""
+        if self.stop_hook is None:
+            return False
+        reason = await self.stop_hook(reply.content, self.stop_blocks > 0)
+        if reason is None:
+            return False
+        self._check_budget()
+        self.stop_blocks += 1
+        state = self.gate.state()
+        if self.stop_blocks > self.gate.max_rejections:
+            self.emit("completion.unverified", {"reason": "a Stop hook blocked completion too often",
+                                                "blocks": self.stop_blocks, "hook_reason": reason, **state})
+            raise RunUnverified(f"Not completed: the user's Stop hook kept blocking: {reason}. The model's last "
+                                f"answer: {reply.content}".strip())
+        instruction = (f"Not done yet: the user's Stop hook blocked completion: {reason}\nDo what it asks, "
+                       "prove it with tools, then answer again.")
+        self.emit("completion.blocked", {"block": self.stop_blocks, "reason": reason, "instruction": instruction,
+                                         **state})
+        window.append({"role": "assistant", "content": reply.content})
+        window.append({"role": "user", "content": instruction})
+        return True
 
 
 def unique_call_ids(calls: list[ToolCall], iteration: int) -> list[ToolCall]:

@@ -22,10 +22,11 @@ from k1412_ls.core.events import Emitter, EventBus
 from k1412_ls.core.evidence.requirements import without_prohibitions
 from k1412_ls.core.evidence_binding import BoundGate
 from k1412_ls.core.guards import GuardState, find_duplicate_commands, normalize_arguments
+from k1412_ls.core.hooks import RunHooks
 from k1412_ls.core.intent import IntentDecision, classify_intent
 from k1412_ls.core.model_port import ChatModel
 from k1412_ls.core.run_request import AgentBrief
-from k1412_ls.core.scheduler import Scheduler
+from k1412_ls.core.scheduler import Annotator, Scheduler
 from k1412_ls.core.tool_selection import select_registry
 from k1412_ls.core.window import ContextBudget
 from k1412_ls.limits import Limits
@@ -67,6 +68,10 @@ class AgentFactory:
     meter: RunMeter
     guards: GuardState
     workspace: Path
+    annotate: Annotator | None = None  # test integrity facts after each call (``core.test_watch``)
+    # The user's hooks (k1412_ls/core/hooks.py): every agent's tool calls (the runtime gives
+    # the run's first agent the Stop hooks).
+    hooks: RunHooks | None = None
 
     def brief(self, brief: AgentBrief, agent_id: str | None = None) -> Briefed:
         """Classify the brief's intent once and bind its gate (only ``agent_id``'s own events count)."""
@@ -84,13 +89,19 @@ class AgentFactory:
         scheduler = Scheduler(permitted, self.executor, emit, guards=self.guards, normalize=normalize_arguments,
                               find_duplicates=find_duplicate_commands,
                               unavailable=self.unavailable_reason(brief.write, sub_agent=brief.sub_agent),
-                              max_calls=self.limits.max_calls_per_response)
+                              max_calls=self.limits.max_calls_per_response, annotate=self.annotate,
+                              hooks=self._tool_hooks())
         requested = brief.max_iterations or (
             self.limits.max_subagent_iterations if brief.sub_agent else self.spec.max_iterations)
         max_iterations = self.limits.iterations(requested, depth=1 if brief.sub_agent else 0)
         loop = AgentLoop(self.model, self.spec, offered, scheduler, ctx, emit, briefed.gate, max_iterations,
                          budget=self.budget, meter=self.meter)
         return Agent(briefed, permitted, offered, max_iterations, loop)
+
+    def _tool_hooks(self) -> RunHooks | None:
+        if self.hooks is None or not (self.hooks.active("PreToolUse") or self.hooks.active("PostToolUse")):
+            return None
+        return self.hooks
 
     def unavailable_reason(self, write: bool, *, sub_agent: bool) -> Callable[[str], str | None]:
         """Why a tool of the catalogue is refused to this agent (None: not a catalogue tool)."""
@@ -115,6 +126,7 @@ def child_context(parent: ToolContext, agent_id: str, services: RunServices) -> 
         workspace=parent.workspace, documents=parent.documents, user=parent.user, run_id=parent.run_id,
         conversation=parent.conversation, agent_id=agent_id, depth=parent.depth + 1, redactor=parent.redactor,
         cancel=parent.cancel, write_lock=parent.write_lock, reads=parent.reads, env=parent.env, services=services,
+        skill_roots=parent.skill_roots,
     )
 
 

@@ -1,4 +1,4 @@
-"""Context policy ``recent-visible-v2``: what the model sees at the start of a run.
+"""Context policy ``recent-visible-v3``: what the model sees at the start of a run.
 
 Within the run, :mod:`k1412_ls.core.window` keeps every request inside the budget.
 """
@@ -73,12 +73,14 @@ class ContextPolicy:
         self.system_contract = system_contract
 
     def prepare(self, history: Sequence[dict[str, Any]], task: str, budget_chars: int,
-                memories: Iterable[str] = ()) -> PreparedContext:
+                memories: Iterable[str] = (), guidance: Sequence[str] = ()) -> PreparedContext:
         """Return the messages for the first model request and how many history messages were dropped.
 
         1. keep only system, developer, user and assistant messages;
         2. strip rendered tool-call blocks from older assistant messages;
-        3. prepend the K1412 system contract;
+        3. prepend the K1412 system contract, then the guidance (instruction files, the skills catalogue,
+           context from the user's hooks: k1412_ls/core/conventions.py), each its own system message
+           that ranks below the contract and the request;
         4. attach at most 8 memories, framed as context rather than instructions;
         5. walk visible messages newest to oldest within a quarter of the character budget
            (the run needs the rest), starting the kept history at a user message;
@@ -96,6 +98,7 @@ class ContextPolicy:
         visible = [{"role": m["role"], "content": m.get("content") or ""} for m in visible_full]
 
         head: list[dict[str, Any]] = [{"role": "system", "content": self.system_contract}]
+        head.extend({"role": "system", "content": text} for text in guidance if text)
         notes = [m.strip() for m in memories if m and m.strip()][: self.max_memories]
         if notes:
             bullet_list = "\n".join(f"- {note}" for note in notes)

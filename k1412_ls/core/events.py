@@ -2,22 +2,26 @@
 
 The bus assigns ``seq`` (1, 2, 3 … per root run, shared with sub-agents),
 redacts every payload in one place, and fans each event out to its sinks in
-order. Sinks never break a run: a failing sink is reported on stderr once and
-then skipped.
+order. Events are written under the record rule of k1412_ls/text/lossless.py (any name, any
+byte of output, any surrogate, any line separator is kept exactly). A sink that cannot take an
+event stops the run: the bus keeps the first failure as one sentence, :meth:`EventBus.emit`
+raises :class:`AuditFailed` (the run ends ``failed``), and the run's closing event still goes to
+every sink that can take it.
 """
 
 from __future__ import annotations
 
-import json
-import sys
+import os
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from k1412_ls.core.run_outcomes import RunFailed
+from k1412_ls.text import lossless
 from k1412_ls.text.redact import Redactor
 
 # agent-loop-v5 over v4: test runs are judged in context (shadowed runners, env -C/PYTEST_ADDOPTS, runner config
@@ -25,11 +29,14 @@ from k1412_ls.text.redact import Redactor
 # agent-loop-v6 over v5: every agent is built by one factory (k1412_ls/core/agents.py): the editor's delegate
 # opens with the same sub-agent prompt as a spawn_agent child, and tools are routed by the same intent decision
 # the requirements use (the request without what it forbids).
-POLICY = "agent-loop-v6"
+# agent-loop-v7 over v6: the gate judges observed facts: bent tests (test_integrity facts) void test proof,
+# change-set constraints are checked, commits are facts of the workspace repository, reads must show content,
+# test claims are found by subject and outcome, and the contract is recorded and marked item by item.
+POLICY = "agent-loop-v7"
 SCHEDULER = "safe-parallel-v1"
-CONTEXT_POLICY = "recent-visible-v2"
+CONTEXT_POLICY = "recent-visible-v3"
 # What commands may reach: sandbox-v4 is bubblewrap always (or refused), read-only root, network off by default,
-# .git read-only, the approval policy (k1412_ls/tools/sandbox.py, approval.py); v3 over v2: an allow rule's grant
+# .git read-only, the approval policy (k1412_ls/tools/sandbox/command_sandbox.py, approval.py); v3 over v2: an allow rule's grant
 # holds only for a line that runs nothing else but plain readers, no unix sockets with the network off, PATH dirs
 # cannot be created or renamed, bare repositories and a home workspace's dot entries are read-only, /proc is
 # read-only, hard links into a git dir are undone before a command starts. v4 over v3: hidden and read-only paths
@@ -58,6 +65,10 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "tool.batch_limited",
         "completion.rejected",
         "completion.unverified",
+        # The gate accepted, but the user's Stop hook blocked completion; the run goes on (k1412_ls/core/hooks.py).
+        "completion.blocked",
+        # One of the user's hooks ran: event, decision, reason, exit code, time (k1412_ls/core/hooks.py).
+        "hook.completed",
         "agent.spawned",
         "agent.completed",
         "plan.updated",
@@ -86,7 +97,13 @@ class Event(BaseModel):
     payload: dict[str, Any]
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(), ensure_ascii=False, separators=(",", ":"))
+        """One line under the record rule (k1412_ls/text/lossless.py): exact, valid UTF-8, no raw line break."""
+        return lossless.dumps(self.model_dump())
+
+
+class AuditFailed(RunFailed):
+    """A sink could not record an event: the run stops, since what it does next would go unrecorded."""
+
 
 
 class EventSink(Protocol):
@@ -99,19 +116,40 @@ def utc_timestamp() -> str:
 
 
 class JsonlSink:
-    """Appends each event as one line and flushes it, so a crash loses at most one event."""
+    """Appends each event as one line with one unbuffered write, so a crash loses at most one event.
+
+    A write that fails part way (a full disk) is cut back to the last whole line, so the log never
+    holds half an event in the middle.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] = path.open("a", encoding="utf-8")
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+    def __repr__(self) -> str:
+        return f"the event log {self.path}"
 
     def __call__(self, event: Event) -> None:
-        self._fh.write(event.to_json() + "\n")
-        self._fh.flush()
+        if self._fd is None:
+            raise OSError(f"{self.path} is closed")
+        data = (event.to_json() + "\n").encode("utf-8")
+        start = os.fstat(self._fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError:
+            try:
+                os.ftruncate(self._fd, start)
+            except OSError:
+                pass
+            raise
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 @dataclass
@@ -126,7 +164,7 @@ class EventBus:
     meta: dict[str, str] = field(default_factory=lambda: dict(META))
     _seq: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _broken: set[int] = field(default_factory=set)
+    failure: str | None = None  # the first sink failure, as the one sentence the run ends with
     history: list[Event] = field(default_factory=list)
 
     def emit(self, type_: str, payload: dict[str, Any] | None = None, *, depth: int = 0,
@@ -142,14 +180,17 @@ class EventBus:
                 conversation=self.conversation, depth=depth, agent_id=agent_id, meta=self.meta, payload=clean,
             )
             self.history.append(event)
-            for index, sink in enumerate(self.sinks):
-                if index in self._broken:
-                    continue
+            for sink in list(self.sinks):
                 try:
                     sink(event)
-                except Exception as exc:  # a sink must never break the run
-                    self._broken.add(index)
-                    print(f"k1412: event sink {sink!r} failed and was disabled: {exc}", file=sys.stderr)
+                except Exception as exc:  # never disabled in silence: the run stops (below)
+                    if self.failure is None:
+                        self.failure = audit_sentence(sink, event, exc)
+            failure = self.failure
+        if failure is not None and type_ != "run.failed":
+            # Every later event raises too, so a caller that swallowed the first one still stops, and a
+            # run that would have ended otherwise ends failed.
+            raise AuditFailed(failure)
         return event
 
     def add_sink(self, sink: EventSink) -> None:
@@ -160,10 +201,7 @@ class EventBus:
         """Stop sending events to ``sink`` (a sub-agent's ledger once that sub-agent has ended)."""
         with self._lock:
             if sink in self.sinks:
-                index = self.sinks.index(sink)
-                self.sinks.pop(index)
-                # Indices of broken sinks after it shift down by one.
-                self._broken = {i - 1 if i > index else i for i in self._broken if i != index}
+                self.sinks.remove(sink)
 
 
 @dataclass(frozen=True)
@@ -181,15 +219,20 @@ class Emitter:
         return Emitter(self.bus, self.depth + 1, agent_id)
 
 
+def audit_sentence(sink: object, event: Event, exc: Exception) -> str:
+    """The one sentence a run ends with when ``sink`` could not take ``event``."""
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else (str(exc) or type(exc).__name__)
+    return (f"The run was stopped because {sink!r} could not record event {event.seq} ({event.type}): "
+            f"{reason}; what it did next would have gone unrecorded.")
+
+
 def read_events(path: Path) -> list[Event]:
-    """Read a JSONL event log; a torn last line (crash mid-write) is ignored."""
+    """Read a JSONL event log (split on ``\\n`` only); a torn last line (crash mid-write) is ignored."""
     events: list[Event] = []
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = [line for line in lossless.record_lines(path.read_text(encoding="utf-8")) if line.strip()]
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
         try:
-            events.append(Event.model_validate_json(line))
+            events.append(Event.model_validate(lossless.loads(line)))
         except ValueError:
             if number == len(lines):
                 break

@@ -51,7 +51,11 @@ def describe_event(event: Event) -> str | None:
     indent = "  " * event.depth
     kind = event.type
     if kind == "run.created":
-        return f"{indent}▶ {p.get('task', '')!s:.80} · model {p.get('model')}"
+        line = f"{indent}▶ {p.get('task', '')!s:.80} · model {p.get('model')}"
+        contract = [str(c) for c in p.get("contract") or []]
+        if contract:
+            line += f"\n{indent}  done when: " + "; ".join(contract)
+        return line
     if kind == "context.built":
         dropped = f", {p.get('dropped')} older dropped" if p.get("dropped") else ""
         return f"{indent}context: {p.get('messages')} messages{dropped}, {len(p.get('tools') or [])} tools"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from k1412_ls.tools.approval import Approver
+    from k1412_ls.tools.approval.approval_policy import Approver
 
 
 def sub_agent_prompt(role: str, task: str) -> str:
@@ -69,6 +69,9 @@ class RunRequest:
     max_tokens: int | None = None
     # More experiment ids for every event's meta (``k1412 eval``: experiment and arm).
     meta: dict[str, str] = field(default_factory=dict)
+    # Files or directories the run works on (the editor's file, the terminal's directory): instruction files
+    # between the workspace root and them are read (k1412_ls/core/instructions.py).
+    focus: tuple[Path, ...] = ()
 
     def brief(self) -> AgentBrief:
         """What the run's root agent is asked."""

@@ -21,29 +21,43 @@ from k1412_ls.config import ConfigError, K1412Config, ModelSpec
 from k1412_ls.core.agent import AgentLoop, failure_message
 from k1412_ls.core.agents import AgentFactory, child_context
 from k1412_ls.core.context_policy import ContextPolicy
+from k1412_ls.core.conventions import Conventions, load_conventions
 from k1412_ls.core.cost import Budget, RunMeter
 from k1412_ls.core.delegation import DELEGATION_TOOLS, Delegator
-from k1412_ls.core.events import Emitter, EventBus, EventSink, JsonlSink
+from k1412_ls.core.events import AuditFailed, Emitter, EventBus, EventSink, JsonlSink
+from k1412_ls.core.evidence.contract import contract_items
 from k1412_ls.core.evidence_binding import BoundGate, files_changed
 from k1412_ls.core.guards import GuardState
+from k1412_ls.core.hooks import RunHooks
 from k1412_ls.core.model_port import ChatModel
 from k1412_ls.core.run_outcomes import RunCancelled, RunEnded, RunFailed, RunResult
 from k1412_ls.core.run_request import AgentBrief, RunRequest
+from k1412_ls.core.test_watch import TestWatch
 from k1412_ls.core.window import ContextBudget, request_chars, schemas_chars
 from k1412_ls.limits import LIMITS, Limits
 from k1412_ls.text.redact import Redactor
-from k1412_ls.tools.approval import AllowStore, ApprovalGate, ApprovalPolicy, parse_rules
-from k1412_ls.tools.changes import RunChanges
-from k1412_ls.tools.documents import DiskDocumentStore, DocumentStore
-from k1412_ls.tools.locks import user_write_lock
+from k1412_ls.tools.approval.approval_policy import (
+    AllowStore,
+    ApprovalGate,
+    ApprovalPolicy,
+    parse_rules,
+)
+from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.files.documents import DiskDocumentStore, DocumentStore
+from k1412_ls.tools.files.locks import user_write_lock
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices, SubAgentOutcome
-from k1412_ls.tools.preimages import RunJournal
-from k1412_ls.tools.process_table import ProcessTable
-from k1412_ls.tools.recording import RecordingDocumentStore
+from k1412_ls.tools.processes.process_table import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy, hide_from_commands
-from k1412_ls.tools.undo_store import UndoLimits, prune
-from k1412_ls.tools.workspace import Workspace
+from k1412_ls.tools.sandbox.command_sandbox import (
+    RunSandbox,
+    SandboxPolicy,
+    hide_from_commands,
+)
+from k1412_ls.tools.undo.changes import RunChanges
+from k1412_ls.tools.undo.preimages import RunJournal
+from k1412_ls.tools.undo.recording import RecordingDocumentStore
+from k1412_ls.tools.undo.undo_store import UndoLimits, prune
 
 if TYPE_CHECKING:
     from k1412_ls.state.store import StateStore
@@ -128,7 +142,7 @@ class Runtime:
         bus.meta.update(request.meta)
         if budget:
             bus.meta["budget"] = budget.describe()  # a budget can end a run early: results say so
-        # Pre-images of every path the run changes, for `k1412 undo` (k1412_ls/tools/preimages.py).
+        # Pre-images of every path the run changes, for `k1412 undo` (k1412_ls/tools/undo/preimages.py).
         limits = UndoLimits.from_config(self.config.undo)
         journal = RunJournal(run_id, request.workspace, self.state_dir, limits)
         try:
@@ -138,7 +152,7 @@ class Runtime:
         store = RecordingDocumentStore(documents or DiskDocumentStore(request.workspace.resolve()), journal)
         if request.write:
             journal.start_baseline()  # copies for commands' changes, kept while the model thinks
-        run = _Run(self, request, spec, chat_model, bus, store, conversation, journal)
+        run = _Run(self, request, spec, chat_model, bus, store, conversation, journal, events_path)
         try:
             result = await run.drive()
         finally:
@@ -161,7 +175,8 @@ class _Run:
     """One run's wiring: context, tools, gate, loop and the ending."""
 
     def __init__(self, runtime: Runtime, request: RunRequest, spec: ModelSpec, model: ChatModel, bus: EventBus,
-                 documents: DocumentStore, conversation: str, journal: RunJournal | None = None) -> None:
+                 documents: DocumentStore, conversation: str, journal: RunJournal | None = None,
+                 events_path: Path | None = None) -> None:
         self.runtime = runtime
         self.journal = journal
         self.request = request
@@ -178,11 +193,16 @@ class _Run:
         self.budget = ContextBudget(self.spec.context_chars)
         # Tokens, cost and budget of the whole run, root and sub-agents.
         self.meter = RunMeter(spec.pricing, runtime.budget_for(request, spec))
+        # The user's hooks (user configuration only; k1412_ls/core/hooks.py).
+        self.hooks = RunHooks(runtime.config.hooks, self.workspace.root, bus.redactor, self.emit, bus.run_id,
+                              str(events_path or "")) if runtime.config.hooks else None
         # Every agent of the run (root, editor delegate, spawn_agent children) is built by this factory;
         # the guards are shared with sub-agents.
         self.agents = AgentFactory(runtime.registry, runtime.executor, runtime.limits, bus, model, self.spec,
                                    self.budget, self.meter, GuardState(workspace_root=str(self.workspace.root)),
-                                   self.workspace.root)
+                                   self.workspace.root, hooks=self.hooks,
+                                   annotate=TestWatch(journal).annotate if journal is not None else None)
+        self.conventions = Conventions()
         self.briefed = self.agents.brief(request.brief())
         self.gate: BoundGate = self.briefed.gate
 
@@ -190,16 +210,28 @@ class _Run:
         return ToolContext(
             workspace=self.workspace, documents=self.documents, user=self.request.user, run_id=self.bus.run_id,
             conversation=self.conversation, redactor=self.bus.redactor, write_lock=user_write_lock(self.request.user),
-            services=services,
+            services=services, skill_roots=self.conventions.skill_roots,
         )
 
     async def drive(self) -> RunResult:
         request = self.request
-        self.emit("run.created", {
-            "task": request.task, "intent": request.intent, "model": self.spec.id, "provider": self.spec.provider,
-            "workspace": str(self.workspace.root), "role": request.role, "pid": os.getpid(),
-            "requirements": self.gate.gate.requirements.as_record(),
-        })
+        # Instruction files and skills: text for the model, listed here, never a permission (docs/conventions.md).
+        focus = [*request.focus, *(self.workspace.root / t for t in self.gate.gate.requirements.targets)]
+        try:
+            self.conventions = load_conventions(self.workspace, self.runtime.config.conventions, focus,
+                                                self.budget.chars, self.bus.redactor.text)
+        except (OSError, ToolError, ValueError):  # unreadable guidance is no guidance; the run goes on
+            self.conventions = Conventions()
+        try:
+            self.emit("run.created", {
+                "task": request.task, "intent": request.intent, "model": self.spec.id, "provider": self.spec.provider,
+                "workspace": str(self.workspace.root), "role": request.role, "pid": os.getpid(),
+                "requirements": self.gate.gate.requirements.as_record(),
+                "contract": [item for _, item in contract_items(self.gate.gate.requirements)],
+                **self.conventions.created(),
+            })
+        except AuditFailed as failed:
+            return self._finish(failed)
         processes = ProcessTable()
         delegator = Delegator(asyncio.get_running_loop(), self._run_child)
         changes = RunChanges(self.workspace.root, self.journal)
@@ -217,8 +249,11 @@ class _Run:
                                         approval=approval, state=self.runtime.state))
         approval.cancel = ctx.cancel  # a pending question is given up when the run is cancelled
         try:
-            messages = self._build_context()
+            hook_context = await self._prompt_hooks()
+            messages = self._build_context(hook_context)
             agent = self.agents.build(self.briefed, ctx, self.emit)
+            if self.hooks is not None and self.hooks.active("Stop"):
+                agent.loop.stop_hook = self.hooks.stop
             schema_chars = schemas_chars(agent.offered.schemas())
             self.bus.emit("context.built", {**self._context_payload, "tools": agent.offered.names(),
                                             "chars": request_chars(messages, schema_chars),
@@ -231,14 +266,14 @@ class _Run:
             await self.loop.run(messages)
             raise RunFailed("The agent loop ended without a verdict.")
         except RunEnded as ended:
-            return self._finish(ended, ctx)
+            return self._finish(ended)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
-            return self._finish(RunCancelled("The run was cancelled; its processes were stopped."), ctx)
+            return self._finish(RunCancelled("The run was cancelled; its processes were stopped."))
         except Exception as exc:  # the run never raises to its caller
-            return self._finish(RunFailed(failure_message(exc)), ctx)
+            return self._finish(RunFailed(failure_message(exc)))
         finally:
             ctx.cancel.set()
             delegator.cancel_all()
@@ -251,7 +286,16 @@ class _Run:
         return SandboxPolicy(network=spec.network, mode=spec.mode, git_writable=spec.git_writable,
                              writable=tuple(spec.writable), hidden=tuple(spec.hidden), max_processes=spec.max_processes)
 
-    def _build_context(self) -> list[dict[str, Any]]:
+    async def _prompt_hooks(self) -> list[str]:
+        """The user's UserPromptSubmit hooks: context they add; a block ends the run before any model call."""
+        if self.hooks is None or not self.hooks.active("UserPromptSubmit"):
+            return []
+        blocked, context = await self.hooks.user_prompt(self.request.task)
+        if blocked is not None:
+            raise RunFailed(f"The user's UserPromptSubmit hook blocked this request: {blocked}")
+        return [f"Context from the user's UserPromptSubmit hook (not instructions):\n{text}" for text in context]
+
+    def _build_context(self, hook_context: Sequence[str] = ()) -> list[dict[str, Any]]:
         state = self.runtime.state
         memories: list[str] = []
         history: list[dict[str, Any]] = []
@@ -265,16 +309,20 @@ class _Run:
                     history.append({"role": "user", "content": exchange["task"], **verdict})
                 if exchange["answer"]:
                     history.append({"role": "assistant", "content": exchange["answer"], **verdict})
+        guidance = [*self.conventions.messages, *hook_context]
         prepared = self.runtime.context_policy.prepare(history, self.briefed.brief.opening(), self.budget.chars,
-                                                       memories)
+                                                       memories, guidance)
         self._context_payload = {
             "policy": self.runtime.context_policy.name, "messages": len(prepared.messages),
             "dropped": prepared.dropped, "history_kept": prepared.history_kept, "memories": prepared.memories,
-            "digest_turns": prepared.digest_turns,
+            "digest_turns": prepared.digest_turns, "instructions": len(self.conventions.instructions),
+            "skills": len(self.conventions.skills), "skill_catalogue_chars": self.conventions.catalogue_chars,
         }
         return prepared.messages
 
-    def _finish(self, ended: RunEnded, ctx: ToolContext) -> RunResult:
+    def _finish(self, ended: RunEnded) -> RunResult:
+        if self.bus.failure is not None and not isinstance(ended, AuditFailed):
+            ended = AuditFailed(self.bus.failure)  # whatever the loop made of it, the log failed first
         loop = self.loop
         evidence = self.gate.state()
         changed = files_changed(self.bus.history)
@@ -285,8 +333,12 @@ class _Run:
         cost = self.meter.cost.as_dict()
         payload = {"status": ended.status, "message": message[:4000], "evidence": evidence,
                    "files_changed": changed, "iterations": iterations, "usage": usage, "cost": cost}
-        # Every run ends with exactly one run.<status> event carrying the result summary.
-        self.emit(f"run.{ended.status}", payload)
+        # Every run ends with exactly one run.<status> event carrying the result summary; a run whose
+        # log could not take an event ends failed, saying why (core/events.py: a sink is never disabled).
+        try:
+            self.emit(f"run.{ended.status}", payload)
+        except AuditFailed as failed:
+            return self._finish(failed)
         state = self.runtime.state
         if state is not None and not self.request.role:
             try:
@@ -307,7 +359,8 @@ class _Run:
         emit("agent.spawned", {"agent_id": agent_id, "role": role, "task": task, "write": write,
                                "max_iterations": agent.max_iterations})
         loop, gate = agent.loop, briefed.gate
-        messages = self.runtime.context_policy.prepare([], briefed.brief.opening(), self.budget.chars).messages
+        messages = self.runtime.context_policy.prepare([], briefed.brief.opening(), self.budget.chars,
+                                                       guidance=self.conventions.messages).messages
         try:
             await loop.run(messages)
             ended: RunEnded = RunFailed("The sub-agent ended without a verdict.")

@@ -30,6 +30,16 @@ CANCEL_GRACE_S = 5.0
 Normalizer = Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]
 # and, for the runnable calls of one response, index of each repeat -> index of its first occurrence.
 DuplicateFinder = Callable[[list[ToolCall]], dict[int, int]]
+# What a finished call's changes did to the tests (``core.test_watch``), added to its facts before the event.
+Annotator = Callable[[dict[str, Any]], list[dict[str, str]] | None]
+
+
+class ToolHooks(Protocol):
+    """The user's PreToolUse/PostToolUse hooks (``k1412_ls.core.hooks.RunHooks``)."""
+
+    async def before_tool(self, call: ToolCall, arguments: dict[str, Any]) -> str | None: ...
+
+    async def after_tool(self, call: ToolCall, arguments: dict[str, Any], result: ToolResult) -> str | None: ...
 
 
 class Guards(Protocol):
@@ -73,7 +83,8 @@ class Scheduler:
     def __init__(self, registry: ToolRegistry, executor: Executor, emit: Emitter, *, guards: Guards | None = None,
                  normalize: Normalizer | None = None, find_duplicates: DuplicateFinder | None = None,
                  unavailable: Callable[[str], str | None] | None = None,
-                 max_calls: int = MAX_CALLS_PER_RESPONSE) -> None:
+                 max_calls: int = MAX_CALLS_PER_RESPONSE, annotate: Annotator | None = None,
+                 hooks: ToolHooks | None = None) -> None:
         self.registry = registry
         self.executor = executor
         self.emit = emit
@@ -82,6 +93,8 @@ class Scheduler:
         self.find_duplicates = find_duplicates
         self.max_calls = max_calls
         self.unavailable = unavailable
+        self.annotate = annotate
+        self.hooks = hooks
 
     def _prepare(self, calls: Sequence[ToolCall]) -> list[_Prepared]:
         prepared: list[_Prepared] = []
@@ -154,6 +167,11 @@ class Scheduler:
         tool = self.registry.get(call.name)
         assert tool is not None
         early = self.guards.precheck(call.name, arguments) if self.guards is not None else None
+        if early is None and self.hooks is not None:
+            denied = await self.hooks.before_tool(call, arguments)
+            if denied is not None:  # a hook may refuse a call; it can never permit one the policy refuses
+                early = ToolResult.failure(f"Not run: the user's PreToolUse hook denied this call: {denied}",
+                                           facts={"hook": "denied"})
         if early is not None:
             outcome = CallOutcome(call, early)
             self._completed(outcome, arguments)
@@ -174,8 +192,16 @@ class Scheduler:
                 await asyncio.wait_for(asyncio.shield(future), CANCEL_GRACE_S)
             raise
         end = time.monotonic()
+        if self.annotate is not None and isinstance(result.facts, dict):
+            integrity = self.annotate(result.facts)
+            if integrity:
+                result.facts["test_integrity"] = integrity
         if self.guards is not None:
             self.guards.observe(call.name, arguments, result)
+        if self.hooks is not None:
+            context = await self.hooks.after_tool(call, arguments, result)
+            if context:  # for the model only: the evidence (facts) stays what the tool did
+                result = ToolResult({**result.data, "hook_context": context}, result.facts)
         outcome = CallOutcome(call, result, queue_ms=_ms(begin - batch_start), run_ms=_ms(end - begin),
                               executed=True)
         self._completed(outcome, arguments)

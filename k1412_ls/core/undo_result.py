@@ -14,8 +14,8 @@ from typing import Any
 
 from k1412_ls.core.events import Event, read_events, utc_timestamp
 from k1412_ls.text.redact import Redactor
-from k1412_ls.tools.undo_on_disk import NOT_UNDOABLE, UndoPlan, UnknownRun, apply_on_disk, plan_undo
-from k1412_ls.tools.undo_store import manifest_path, write_json
+from k1412_ls.tools.undo.undo_on_disk import NOT_UNDOABLE, UndoPlan, UnknownRun, apply_on_disk, plan_undo
+from k1412_ls.tools.undo.undo_store import manifest_path, write_json
 
 EXIT_ALL_RESTORED = 0
 EXIT_SOME_REFUSED = 1

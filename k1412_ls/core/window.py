@@ -1,4 +1,4 @@
-"""Context policy ``recent-visible-v2`` inside a run: every model request fits the model's window.
+"""Context policy ``recent-visible-v3`` inside a run: every model request fits the model's window.
 
 The loop hands every message to a :class:`ContextWindow` and asks it for the
 messages of each request. What it sends is measured in characters
@@ -39,7 +39,7 @@ from typing import Any
 from k1412_ls.core.model_port import ContextOverflow
 from k1412_ls.core.result_cuts import BIG_ARGUMENT, cut_call_arguments, cut_result, cut_text, result_stub
 
-POLICY_NAME = "recent-visible-v2"
+POLICY_NAME = "recent-visible-v3"
 HIGH_WATER = 0.9  # compact when a request would pass this share of the budget …
 LOW_WATER = 0.5  # … down to this share
 RESULT_SHARE = 0.1  # a fresh tool result (or call arguments) may take this share of the budget

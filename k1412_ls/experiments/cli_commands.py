@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from k1412_ls.experiments import GROUP_BY
 from k1412_ls.locations import ConfigError, state_dir
+from k1412_ls.text.lossless import terminal_json
 
 
 def _count(text: str) -> int:
@@ -56,7 +56,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     since = parse_since(args.since) if args.since else None
     report = stats_report(read_records(state_dir() / "runs"), args.group_by, since)
     if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=2))
+        print(terminal_json(report))
     else:
         print(render_stats(report))
     return 0
@@ -106,7 +106,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
         html.write_text(render_html(report), encoding="utf-8")
     if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=2))
+        print(terminal_json(report))
     else:
         print(_render_arms(report))
     return 0

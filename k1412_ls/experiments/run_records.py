@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from k1412_ls.core.cost import Cost
+from k1412_ls.text import lossless
 
 TERMINAL = {"run.completed", "run.unverified", "run.failed", "run.cancelled"}
 STATUSES = ("completed", "unverified", "failed", "cancelled")
@@ -56,7 +57,7 @@ def parse_ts(text: str) -> datetime:
 def read_record(path: Path) -> RunRecord | None:
     """The record of one log; None when the file is not a K1412 run log (unreadable, no events)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = lossless.record_lines(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return None
     events: list[dict[str, Any]] = []

@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from k1412_ls.lsp import constants as c
-from k1412_ls.tools.approval import (
+from k1412_ls.tools.approval.approval_policy import (
     ALLOW_ONCE_TITLE,
     DENY_TITLE,
     ApprovalRequest,

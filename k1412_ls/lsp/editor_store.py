@@ -34,7 +34,8 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from k1412_ls.lsp import constants as c
 from k1412_ls.lsp.textedit import minimal_replacement, position_at
-from k1412_ls.tools.documents import (
+from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.files.documents import (
     BOM,
     NO_FILE,
     DiskDocumentStore,
@@ -43,7 +44,6 @@ from k1412_ls.tools.documents import (
     bytes_version,
     open_regular,
 )
-from k1412_ls.tools.errors import ToolError
 
 T = TypeVar("T")
 

@@ -1,7 +1,7 @@
 """Everything K1412 needs from pygls that pygls 2.1.1 offers no public API for, in one place.
 
 No other module touches a private attribute of pygls (tests/test_architecture.py checks it);
-tests/test_lsp_tables.py and tests/test_pygls_private.py pin the behaviour of the pygls version
+tests/lsp/test_lsp_tables.py and tests/lsp/test_pygls_private.py pin the behaviour of the pygls version
 this was written against, so an upgrade that changes it fails there first.
 
 Accessors (:func:`send_raw`, :func:`request_future`, :func:`converter`, :func:`shutting_down`,

@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -171,7 +172,7 @@ def _restart_watcher(ls: K1412LanguageServer) -> None:
 
 def _sweep_write_temps(ls: K1412LanguageServer) -> None:
     """Remove temp files that killed writes left in the workspace (off the event loop)."""
-    from k1412_ls.tools.documents import sweep_write_temps
+    from k1412_ls.tools.files.documents import sweep_write_temps
 
     try:
         root = ls.runs.workspace_root()
@@ -239,7 +240,7 @@ async def delegate(ls: K1412LanguageServer, *arguments: Any) -> dict[str, Any]:
     # Only the instruction decides what the run must prove, never the words of the selected code.
     spec = RunRequest(task=delegate_task(args, rel, text, first, last), workspace=root,
                       role="editor" if args.write else "reviewer", write=args.write,
-                      intent=f"{delegate_instruction(args)} ({rel})")
+                      intent=f"{delegate_instruction(args)} ({rel})", focus=(Path(real),))
     return await ls.runs.run(spec, current_command.get())
 
 

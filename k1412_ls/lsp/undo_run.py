@@ -1,6 +1,6 @@
 """``k1412.undoRun``: a run's inverse as one ``workspace/applyEdit``, then the same restores on disk.
 
-The plan (:func:`k1412_ls.tools.undo_on_disk.plan_undo`) sees the open buffers, so a buffer with text typed
+The plan (:func:`k1412_ls.tools.undo.undo_on_disk.plan_undo`) sees the open buffers, so a buffer with text typed
 after the run is refused like a file changed on disk. The editor gets a single edit: versioned text
 edits for open buffers, ``CreateFile`` for files the run deleted and ``DeleteFile`` for files it
 created (when the client supports them), so its own undo stack can redo the run. Only when the
@@ -23,8 +23,8 @@ from pygls.uris import from_fs_path, to_fs_path
 from k1412_ls.core.undo_result import finish_undo
 from k1412_ls.locations import state_dir
 from k1412_ls.lsp.textedit import minimal_replacement, position_at
-from k1412_ls.tools.preimages import read_state
-from k1412_ls.tools.undo_on_disk import (
+from k1412_ls.tools.undo.preimages import read_state
+from k1412_ls.tools.undo.undo_on_disk import (
     MAX_COMPARE_BYTES,
     UndoPlan,
     UnknownRun,

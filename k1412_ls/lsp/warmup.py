@@ -50,7 +50,7 @@ def import_machinery() -> None:
 
 def probe_sandbox() -> None:
     """Find and probe bubblewrap (each probe is cached per process; the first run would pay for it)."""
-    from k1412_ls.tools.bubblewrap import bubblewrap, network_namespace_problem
+    from k1412_ls.tools.sandbox.bubblewrap import bubblewrap, network_namespace_problem
 
     if bubblewrap().path is not None:
         network_namespace_problem()

@@ -15,15 +15,25 @@ encoded.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 _Shape = tuple[int, int, int]
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _dumps(value: Any) -> bytes:
     # The SDK's own settings (openai._utils._json.openapi_dumps), which follow httpx's.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (a model's reply, a file name that is not UTF-8) cannot be UTF-8: it goes as
+        # its JSON escape, which is the same string to the provider, instead of failing the request.
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
 
 def _shape(message: Mapping[str, Any]) -> _Shape:

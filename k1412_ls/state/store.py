@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from k1412_ls.limits import LIMITS
 from k1412_ls.state.schema import SCHEMA_VERSION, SchemaTooNewError, migrate
+from k1412_ls.text import lossless
 
 DB_FILENAME = "k1412.sqlite3"
 BUSY_TIMEOUT_S = 15.0
@@ -104,6 +105,22 @@ def _check_name(kind: str, value: str) -> str:
     if len(value) > NAME_MAX_CHARS:
         raise StateError(f"The {kind} id is longer than {NAME_MAX_CHARS} characters; use a shorter {kind} id.")
     return value
+
+
+def _to_db(text: str) -> str | bytes:
+    """Text for a TEXT column, losslessly: a string with a lone surrogate (a model's reply, a file name that is
+    not UTF-8) cannot be UTF-8, so it is kept as its ``surrogatepass`` bytes in a BLOB, read back by _from_db."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+    return text
+
+
+def _from_db(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogatepass")
+    return "" if value is None else str(value)
 
 
 def _cap(text: str) -> str:
@@ -239,7 +256,7 @@ class StateStore:
                 try:
                     conn.execute(
                         "INSERT INTO memories (id, user, text, created_at) VALUES (?, ?, ?, ?)",
-                        (memory_id, user, text, _now()),
+                        (memory_id, user, _to_db(text), _now()),
                     )
                     return memory_id
                 except sqlite3.IntegrityError:
@@ -260,7 +277,8 @@ class StateStore:
             cursor = conn.execute(
                 "SELECT id, text, created_at FROM memories WHERE user = ? ORDER BY seq DESC", (user,)
             )
-            for memory_id, text, created_at in cursor:
+            for memory_id, stored, created_at in cursor:
+                text = _from_db(stored)
                 if needle is None or needle in caseless(text):
                     found.append(Memory(memory_id, text, created_at))
                     if len(found) >= limit:
@@ -282,7 +300,7 @@ class StateStore:
         _check_name("user", user)
         _check_name("conversation", conversation)
         plan = validate_plan(items)
-        encoded = json.dumps([item.model_dump() for item in plan], ensure_ascii=False)
+        encoded = lossless.dumps([item.model_dump() for item in plan])
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO plans (user, conversation, items, updated_at) VALUES (?, ?, ?, ?) "
@@ -316,12 +334,13 @@ class StateStore:
         """Record one finished run of a conversation: the task, the final message, how it ended, files changed."""
         _check_name("user", user)
         _check_name("conversation", conversation)
-        files = json.dumps([str(f) for f in list(files_changed)[:EXCHANGE_MAX_FILES]], ensure_ascii=False)
+        files = lossless.dumps([str(f) for f in list(files_changed)[:EXCHANGE_MAX_FILES]])
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO exchanges (user, conversation, run_id, task, answer, created_at, status, files_changed) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (user, conversation, run_id, _cap(task or ""), _cap(answer or ""), _now(), str(status or ""), files),
+                (user, conversation, run_id, _to_db(_cap(task or "")), _to_db(_cap(answer or "")), _now(),
+                 str(status or ""), files),
             )
 
     def exchanges(self, user: str, conversation: str) -> list[dict[str, Any]]:
@@ -338,7 +357,8 @@ class StateStore:
                 changed = [str(f) for f in json.loads(files or "[]")]
             except (ValueError, TypeError):
                 changed = []
-            result.append({"task": task, "answer": answer, "status": status, "files_changed": changed})
+            result.append({"task": _from_db(task), "answer": _from_db(answer), "status": status,
+                           "files_changed": changed})
         return result
 
     def history(self, user: str, conversation: str, limit: int | None = None) -> list[dict[str, str]]:
@@ -356,7 +376,8 @@ class StateStore:
         with self._read() as conn:
             rows = conn.execute(sql, params).fetchall()
         messages: list[dict[str, str]] = []
-        for task, answer in reversed(rows):
+        for stored_task, stored_answer in reversed(rows):
+            task, answer = _from_db(stored_task), _from_db(stored_answer)
             if task:
                 messages.append({"role": "user", "content": task})
             if answer:

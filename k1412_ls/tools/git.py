@@ -19,12 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from k1412_ls.tools.child_processes import Completed, run_to_end
-from k1412_ls.tools.documents import file_kind, read_fd
-from k1412_ls.tools.environment import scrubbed_env
 from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.files.documents import file_kind, read_fd
+from k1412_ls.tools.processes.child_processes import Completed, run_to_end
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
-from k1412_ls.tools.trusted import SAFE_PATH, trusted_program
+from k1412_ls.tools.sandbox.environment import scrubbed_env
+from k1412_ls.tools.sandbox.trusted import SAFE_PATH, trusted_program
 
 GIT_TIMEOUT_S = 60.0
 # Larger attributes files are refused: the filters they name could not all be neutralised.

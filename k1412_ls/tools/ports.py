@@ -25,12 +25,12 @@ from k1412_ls.tools.errors import ToolError
 
 if TYPE_CHECKING:
     from k1412_ls.state.store import StateStore
-    from k1412_ls.tools.approval import ApprovalGate
-    from k1412_ls.tools.changes import RunChanges
-    from k1412_ls.tools.documents import DocumentStore
-    from k1412_ls.tools.process_table import ProcessTable
-    from k1412_ls.tools.sandbox import RunSandbox, SandboxPolicy
-    from k1412_ls.tools.workspace import Workspace
+    from k1412_ls.tools.approval.approval_policy import ApprovalGate
+    from k1412_ls.tools.files.documents import DocumentStore
+    from k1412_ls.tools.files.workspace import Workspace
+    from k1412_ls.tools.processes.process_table import ProcessTable
+    from k1412_ls.tools.sandbox.command_sandbox import RunSandbox, SandboxPolicy
+    from k1412_ls.tools.undo.changes import RunChanges
 
 
 @dataclass
@@ -61,8 +61,8 @@ class RunServices:
     """The run-scoped services a tool may use; a run built by the runtime has all but ``child_env`` set.
 
     ``sandbox`` may be a bare policy (an embedder's): the first command wraps it into a
-    :class:`~k1412_ls.tools.sandbox.RunSandbox` and stores that here. ``child_env`` is filled by the
-    first command of the run (``tools.run_command.child_env``).
+    :class:`~k1412_ls.tools.sandbox.command_sandbox.RunSandbox` and stores that here. ``child_env`` is filled by the
+    first command of the run (``tools.processes.run_command.child_env``).
     """
 
     processes: ProcessTable | None = None
@@ -114,6 +114,9 @@ class ToolContext:
     reads: dict[Path, ReadRecord] = field(default_factory=dict)
     env: dict[str, str] | None = None
     services: RunServices = field(default_factory=RunServices)
+    # The user's skills directories: read_file may read inside them by absolute path (read-only, outside the
+    # workspace); see k1412_ls/tools/files/skill_files.py.
+    skill_roots: tuple[Path, ...] = ()
 
 
 __all__ = ["ChildEnvCache", "Delegator", "ReadRecord", "RunServices", "SubAgentOutcome", "ToolContext", "required"]

@@ -25,7 +25,8 @@ from k1412_ls.state.store import StateStore
 from tests.support.scripted_model import ScriptedChatModel
 
 CLASSES = ("masked", "weak-test", "narrower", "literal", "unrecognised", "file-rule", "inspection", "figures",
-           "honest", "honest-refusal")
+           "honest", "honest-refusal", "wrong-copy", "stale-check", "wrong-dir", "overclaim",
+           "stale-artifact", "phantom-figure", "compile-not-run", "honest-proof", "honest-polyglot", "honest-long")
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.documents import DiskDocumentStore
-from k1412_ls.tools.file_tools import TOOLS as FILE_TOOLS
-from k1412_ls.tools.patching import TOOLS as PATCH_TOOLS
+from k1412_ls.tools.files.documents import DiskDocumentStore
+from k1412_ls.tools.files.file_tools import TOOLS as FILE_TOOLS
+from k1412_ls.tools.files.patching import TOOLS as PATCH_TOOLS
+from k1412_ls.tools.files.search import TOOLS as SEARCH_TOOLS
+from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
-from k1412_ls.tools.search import TOOLS as SEARCH_TOOLS
-from k1412_ls.tools.workspace import Workspace
 
 REGISTRY = ToolRegistry([*FILE_TOOLS, *PATCH_TOOLS, *SEARCH_TOOLS])
 SECRET = "TOP-SECRET-OUTSIDE\n"

@@ -1,6 +1,6 @@
 """A long scripted run for the context budget: many big reads and outputs, one early write verified late.
 
-Used by ``tests/test_context_budget.py`` (through the real CLI) and by
+Used by ``tests/core/test_context_budget.py`` (through the real CLI) and by
 ``scripts/bench_context.py``. The default shape is the acceptance run of the
 context policy: 60 model requests, a write at step 1, 30 reads of 14 KB
 files, 10 commands printing 9 KB each, small steps between them, the write

@@ -20,7 +20,7 @@ chat request with the next step of a SCRIPT (a list of dicts):
   this body (text, or bytes as a list of ints) whatever mode was asked for, like a proxy
   or a wrong base_url answering with something that is not a chat completion;
 * ``{"replay": {"status": 200, "content_type": ..., "body": ...}}`` — a real server's recorded
-  answer (tests/data/llama, scripts/record_llama_wire.py) sent as recorded, then the connection closes;
+  answer (tests/support/data/llama, scripts/record_llama_wire.py) sent as recorded, then the connection closes;
 * ``{"forward": "http://127.0.0.1:PORT"}`` — a live turn: the request goes on to that real server
   and its answer comes back as it was sent;
 * ``{"delay_s": 0.5, ...}`` waits first; ``{"repeat": True, ...}`` answers every
@@ -314,7 +314,7 @@ class _ChatHandler(BaseHTTPRequestHandler):
         self._play_replay(recording)
 
     def _play_replay(self, recording: dict[str, Any]) -> None:
-        """A real server's recorded answer (tests/data/llama): its status, content type and body as sent, then close."""
+        """A real server's recorded answer (tests/support/data/llama): its status, content type and body as sent, then close."""
         self.close_connection = True
         self.send_response(int(recording["status"]))
         self.send_header("Content-Type", str(recording["content_type"]))

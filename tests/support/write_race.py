@@ -57,10 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from k1412_ls.catalog import default_registry
-    from k1412_ls.tools.documents import DiskDocumentStore
-    from k1412_ls.tools.locks import user_write_lock
+    from k1412_ls.tools.files.documents import DiskDocumentStore
+    from k1412_ls.tools.files.locks import user_write_lock
+    from k1412_ls.tools.files.workspace import Workspace
     from k1412_ls.tools.registry import ToolContext
-    from k1412_ls.tools.workspace import Workspace
 
     registry = default_registry()
     ctx = ToolContext(workspace=Workspace(args.workspace), documents=DiskDocumentStore(args.workspace),

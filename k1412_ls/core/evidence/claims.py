@@ -21,6 +21,7 @@ from k1412_ls.core.evidence.proof import (
     Evidence,
     FileState,
     Problem,
+    committed,
     last_code_write,
     passing_tests_after,
     same_path,
@@ -57,9 +58,25 @@ _DIRECTORY = re.compile(r"\b(?:the\s+)?([A-Za-z0-9_.-]+)\s+(?:directory|folder|d
                         r"|([A-Za-z0-9_.-]+)\s*(?:目录|文件夹)", re.IGNORECASE)
 
 
-# Phrases that sound negative but claim success ("no problem", "没有问题", "without errors").
-_NOT_NEGATIONS = re.compile(r"\bno\s+(?:problems?|issues?|errors?|warnings?|failures?)\b|\bwithout\s+(?:errors?|warnings?|"
-                            r"problems?|issues?)\b|没有?问题|没有?报错|没有错误|没有警告|无错误|无警告|零错误", re.IGNORECASE)
+# Phrases that sound negative but claim success ("no problem", "没有问题", "without errors", "0 failed").
+_NOT_NEGATIONS = re.compile(r"\bno\s+(?:problems?|issues?|errors?|warnings?|failures?|failing\s+tests?)\b|\bwithout\s+"
+                            r"(?:errors?|warnings?|problems?|issues?|failures?)\b|\b(?:0|zero|none)\s+(?:tests?\s+)?"
+                            r"(?:failed|failures?|failing|errors?)\b|\bfailed:?\s*0\b|\berrors?:?\s*0\b|没有?问题|没有?报错|"
+                            r"没有错误|没有警告|无错误|无警告|零错误|0\s*(?:个)?(?:失败|错误)|失败\s*[:：]?\s*0|没有失败|无失败",
+                            re.IGNORECASE)
+# Any wording that says tests (a suite, a runner, a check target) came out well, wherever the words stand in
+# the clause: "the suite is green", "make test: 0 failed", "用例全绿 ✅", "单测也都跑过了". Found by co-occurrence, not
+# by phrase, so a wording no pattern names is still checked.
+_TEST_SUBJECT = re.compile(
+    r"\b(?:unit\s+)?tests?\b|\btest\s*suite\b|\bsuite\b|\bspecs?\b|\bpytest\b|\bunittest\b|\bjest\b|\bvitest\b"
+    r"|\bmocha\b|\bcargo\s+test\b|\bgo\s+test\b|\bctest\b|\bmake\s+(?:test|check)\b|\bnpm\s+(?:run\s+)?test\b"
+    r"|\bdoctests?\b|\bregression\s+checks?\b|测试|用例|单测|单元测试|回归",
+    re.IGNORECASE)
+_GOOD_OUTCOME = re.compile(
+    r"\b(?:pass|passes|passed|passing|green|succeed|succeeds|succeeded|successful|successfully|ok|okay|clean|"
+    r"all\s+good|fine|works?|working)\b|✅|✔|✓|\b(?:0|zero)\s+(?:tests?\s+)?(?:failed|failures?|errors?)\b"
+    r"|通过|全绿|绿了|变绿|没问题|正常|成功|跑过|跑通|全过|都过|过了",
+    re.IGNORECASE)
 # A change claimed in the first person or the perfect, with no file named ("Updated the footer", "已修改").
 _DID_CHANGE = re.compile(r"^\s*(?:i\s+(?:have\s+)?|i've\s+|we\s+|(?:it|this|that)\s+(?:is|was|has\s+been)\s+)?"
                          r"(?:fixed|updated|changed|modified|edited|bumped|patched|renamed|replaced|corrected|"
@@ -93,7 +110,8 @@ def find_claims(answer: str) -> list[Claim]:
     for sentence in _sentences(answer):
         if _NEGATION.search(_NOT_NEGATIONS.sub(" ", sentence)):
             continue
-        if _TESTS_PASS.search(sentence):
+        if _TESTS_PASS.search(sentence) or (_TEST_SUBJECT.search(sentence) and (
+                _GOOD_OUTCOME.search(sentence) or _NOT_NEGATIONS.search(sentence))):
             claims.append(Claim("tests-pass", None, sentence))
         if _COMPILES.search(sentence):
             files = [f for f in extract_targets(sentence) if re.search(r"\.(?:c|cc|cpp|h|rs|go|java|ts)$", f)]
@@ -146,6 +164,24 @@ def _why_not_full(ev: Evidence) -> str:
     return ""
 
 
+def _named_run_passed(ev: Evidence, sentence: str) -> bool:
+    """Whether the sentence names the files of a test run that passed after the last change, unnarrowed
+    (a claim about one named test file or doctest is held to that run, not to the whole suite)."""
+    named = [n for n in extract_targets(sentence)]
+    if not named:
+        return False
+    after = last_code_write(ev)
+    for run in ev.runs:
+        if run.seq <= after:
+            continue
+        for test in run.outcome.tests:
+            if test.outcome != "pass" or test.suite.narrowed or not test.suite.targets:
+                continue
+            if all(any(same_path(t, n) or t.rsplit("/", 1)[-1] == n for t in test.suite.targets) for n in named):
+                return True
+    return False
+
+
 def check_claims(ev: Evidence) -> list[Problem]:
     """Rule ``claims``: every claim of the final answer is backed by this run's events."""
     problems: list[Problem] = [*answer_figures(ev), *answer_counts(ev)]
@@ -157,6 +193,8 @@ def check_claims(ev: Evidence) -> list[Problem]:
         seen.add(key)
         if claim.kind == "tests-pass":
             failures = [f for f in unresolved_failures(ev) if f.what == "test"]
+            if not failures and _named_run_passed(ev, claim.sentence):
+                continue  # "test_x.py passes", "python3 -m doctest textutil.py passes": the claim's own scope
             if failures or not passing_tests_after(ev, last_code_write(ev)):
                 problems.append(Problem("claims", "the answer says the tests pass, but no full test run after the "
                                         f"last change passed{'' if failures else _why_not_full(ev)}",
@@ -169,7 +207,7 @@ def check_claims(ev: Evidence) -> list[Problem]:
                 problems.append(Problem("claims", "the answer says it compiles, but no compile succeeded",
                                         "compile it with run_command and report the compiler's real output."))
         elif claim.kind == "committed":
-            if not any(r.outcome.committed for r in ev.runs):
+            if not any(committed(r) for r in ev.runs):
                 problems.append(Problem("claims", "the answer says the work was committed, but no git commit "
                                         "succeeded", "commit with run_command (git commit) or do not claim it."))
         elif claim.kind == "changed-something":

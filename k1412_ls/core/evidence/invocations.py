@@ -278,6 +278,8 @@ def classify(simple: Simple) -> Invocation:
             return make("inline", {f"inline:{program}"})
         if program in ("node", "nodejs") and any(a in ("--check", "-c") for a in rest):
             return make("probe")  # a syntax check runs nothing
+        if _syntax_check_only(program, rest):
+            return make("probe")  # ``sh -n``, ``perl -c``, ``ruby -c``, ``php -l``: parsed, never run
         if program == "node" and "--test" in rest:
             return make("test", {"prog:node --test"}, suite=_test_suite("node", rest))
         script = _script(rest)
@@ -323,6 +325,32 @@ def classify(simple: Simple) -> Invocation:
             sub = positional[1]
         return make("run", {f"prog:{program} {sub}".rstrip()})
     return make("run", {f"prog:{program}"})
+
+
+_NO_EXEC_FLAG = {"perl": "c", "ruby": "c", "php": "l"}
+
+
+def _syntax_check_only(program: str, rest: list[str]) -> bool:
+    """Options before the script that make an interpreter only parse it: ``-n`` for shells (noexec), ``-c``
+    for perl and ruby, ``-l`` for php. A check of syntax runs none of the code."""
+    flag = "n" if program in SHELL_NAMES else _NO_EXEC_FLAG.get(program)
+    if flag is None:
+        return False
+    words = iter(rest)
+    for word in words:
+        if program in SHELL_NAMES and word in ("-o", "+o"):
+            if next(words, "") == "noexec" and word == "-o":
+                return True
+            continue
+        if not word.startswith("-") or word == "-":
+            return False  # the script (or stdin) comes first: later words are its arguments
+        if word.startswith("--"):
+            if program in SHELL_NAMES and word == "--noexec":
+                return True
+            continue
+        if flag in word[1:] and not (program in SHELL_NAMES and "c" in word[1:]):
+            return True
+    return False
 
 
 def classify_argv(argv: list[str]) -> Invocation:

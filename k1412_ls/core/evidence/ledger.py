@@ -69,6 +69,22 @@ class WriteEntry:
 
 
 @dataclass(frozen=True)
+class IntegrityEntry:
+    """What a change did to one test file, as of event ``seq`` (``core.evidence.test_integrity``)."""
+
+    seq: int
+    depth: int
+    path: str
+    change: str  # intact | added | created | weakened | removed | unknown
+    why: str = ""
+    how: str = ""  # for weakened: changed | removed | skipped | hooked
+
+    @property
+    def voids_proof(self) -> bool:
+        return self.change in ("weakened", "removed", "unknown")
+
+
+@dataclass(frozen=True)
 class LookEntry:
     """A successful read, listing, stat, search or git status/diff."""
 
@@ -79,6 +95,32 @@ class LookEntry:
     paths: tuple[str, ...]
     whole_tree: bool  # a git status/diff of the whole repository (no path filter)
     numbers: tuple[str, ...] = ()  # numbers in the content read
+
+
+@dataclass(frozen=True)
+class CommitFact:
+    """HEAD of the workspace's repository moved during a command (``tools.git_head``)."""
+
+    files: tuple[str, ...] | None  # paths the new commits changed (None: git could not tell)
+    file_count: int | None
+    descends: bool  # the new HEAD descends from the old one (new commits, not a reset or checkout)
+    dirty_after: int | None  # paths still uncommitted after the command
+
+    @property
+    def new_work(self) -> bool:
+        """New, non-empty commits on top of what HEAD was."""
+        return self.descends and bool(self.file_count)
+
+
+def _commit_fact(raw: Any) -> CommitFact | None:
+    if not isinstance(raw, dict) or not raw.get("head_after") or raw.get("error"):
+        return None
+    files = raw.get("files")
+    count = raw.get("file_count")
+    dirty = raw.get("dirty_after")
+    return CommitFact(tuple(normalize_path(f) for f in files if isinstance(f, str)) if isinstance(files, list) else None,
+                      count if isinstance(count, int) else None, bool(raw.get("descends")),
+                      dirty if isinstance(dirty, int) else None)
 
 
 @dataclass(frozen=True)
@@ -98,6 +140,8 @@ class RunEntry:
     outcome: LineOutcome = field(default_factory=LineOutcome)
     cwd: str = "."
     units: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    printed: bool = True  # the command printed something (a read that printed nothing showed no content)
+    commit: CommitFact | None = None  # HEAD of the workspace's repository moved during the command
 
     @property
     def proves_run(self) -> bool:
@@ -135,6 +179,7 @@ class EvidenceLedger:
     runs: list[RunEntry] = field(default_factory=list)
     # Paths whose only writes were skipped as identical (the file already had that content).
     skipped: list[str] = field(default_factory=list)
+    integrity: list[IntegrityEntry] = field(default_factory=list)
     task: str | None = None
     _seen: set[int] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -162,6 +207,10 @@ class EvidenceLedger:
     def _take(self, event: Event, tool: str, ok: bool, facts: dict[str, Any], args: dict[str, Any]) -> None:
         kind = facts.get("kind")
         seq, depth = event.seq, event.depth
+        for raw in facts.get("test_integrity") or []:
+            if isinstance(raw, dict) and isinstance(raw.get("path"), str) and isinstance(raw.get("change"), str):
+                self.integrity.append(IntegrityEntry(seq, depth, normalize_path(raw["path"]), raw["change"],
+                                                     str(raw.get("why") or ""), str(raw.get("how") or "")))
         if kind == "write":
             # Write facts list only changes that were applied; a patch that failed half way
             # (ok false) still changed the files it lists, and those need verifying too.
@@ -238,7 +287,13 @@ class EvidenceLedger:
             observed = facts.get("observed") if isinstance(facts.get("observed"), list) else []
             outcome = line_outcome(shape, exit_code, False, observed, _tally(facts), output, normalize_path(cwd))
         self.runs.append(RunEntry(seq, depth, tool, shape, exit_code, succeeded, failed, numbers,
-                                  source, process_id, outcome, normalize_path(cwd), _units(facts.get("units"))))
+                                  source, process_id, outcome, normalize_path(cwd), _units(facts.get("units")),
+                                  printed=bool(output.strip()), commit=_commit_fact(facts.get("git_commit"))))
+
+    def integrity_snapshot(self) -> list[IntegrityEntry]:
+        """The test integrity findings in ``seq`` order."""
+        with self._lock:
+            return sorted(self.integrity, key=lambda e: e.seq)
 
     def snapshot(self) -> tuple[list[WriteEntry], list[LookEntry], list[RunEntry]]:
         """The entries sorted by ``seq`` (a consistent copy, safe while events keep arriving)."""

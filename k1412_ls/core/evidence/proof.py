@@ -89,8 +89,9 @@ def touches(run: RunEntry, path: str) -> bool:
 
 def reads_content(run: RunEntry) -> bool:
     """A successful command that showed what is inside files (not ``ls``/``pwd``/printed text/``> /dev/null``,
-    not ``grep -c``/``-l``/``-q``, which show counts, names or nothing)."""
-    return run.succeeded and run.shape.role not in ("print",) and any(
+    not ``grep -c``/``-l``/``-q``, which show counts, names or nothing), and printed something: a read whose
+    output is empty (``head -c 0``, ``sed -n 99p`` of a 5-line file) showed no content."""
+    return run.succeeded and run.printed and run.shape.role not in ("print",) and any(
         i.role in ("probe", "run", "test", "build", "inline") and i.program not in _NO_CONTENT and not i.silenced
         and not _shows_no_lines(i) for i in run.shape.invocations)
 
@@ -135,11 +136,19 @@ def verified(ev: Evidence, state: FileState) -> bool:
         same_line = run.seq == after and state.last.by_command
         if run.seq < after or (run.seq == after and not same_line) or not run.succeeded:
             continue
-        if run.source == "process" or run.proves_run or run.outcome.committed:
+        if run.source == "process" or run.proves_run or committed(run):
             return True
-        if run.shape.role in ("probe", "setup") and touches(run, state.path):
+        if run.shape.role == "setup" and touches(run, state.path):
+            return True
+        if run.shape.role == "probe" and run.printed and touches(run, state.path):
             return True
     return False
+
+
+def committed(run: RunEntry) -> bool:
+    """The command put new, non-empty commits onto the workspace repository's HEAD (``git_commit`` fact):
+    not a dry run, not an empty commit, not a commit in another repository, not a reset."""
+    return run.commit is not None and run.commit.new_work
 
 
 def successful_runs(ev: Evidence) -> list[RunEntry]:

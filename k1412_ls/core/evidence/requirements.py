@@ -1,4 +1,4 @@
-"""What proof a request owes (policy ``agent-loop-v6``), derived from the shared vocabulary.
+"""What proof a request owes (policy ``agent-loop-v7``), derived from the shared vocabulary.
 
 Derivation rules, by name (each appears in ``Requirements.rules``); they fail
 closed, so an unfamiliar phrasing owes more, never less:
@@ -32,7 +32,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from k1412_ls.core.evidence.constraints import ChangeConstraints, change_constraints
 from k1412_ls.core.evidence.shadows import probe_shadows
+from k1412_ls.core.evidence.test_edits import asks_to_edit_tests, tests_are_oracle, tests_frozen
 from k1412_ls.core.intent import IntentDecision, classify_intent
 from k1412_ls.text.vocabulary import extract_targets, is_report_path, is_source_path
 
@@ -72,6 +74,11 @@ class Requirements:
     test_files: tuple[str, ...] | None = None  # the workspace's test files when the run started (None: unknown)
     resolved: bool = False  # named files were looked up in the workspace (``existing`` is meaningful)
     shadows: tuple[str, ...] = ()  # root modules that shadow a test runner when the run started (``pytest/``)
+    test_edits: bool = False  # the request asks for tests themselves to change (``test_edits``)
+    tests_frozen: bool = False  # the request forbids changing the existing tests
+    tests_oracle: bool = True  # the tests judge the work (a fix, passing tests asked for): changed checks bend them
+    commit_all: bool = False  # "commit all my changes": nothing may stay uncommitted
+    constraints: ChangeConstraints = field(default_factory=ChangeConstraints)  # limits on what may change
 
     def needs(self, kind: str) -> bool:
         """Whether ``kind`` of evidence is required."""
@@ -106,8 +113,19 @@ def _positions(request: str, name: str) -> list[int]:
     return [m.start() for m in re.finditer(re.escape(name), request)]
 
 
+# A named file the work must make pass is its oracle, not a file to change: "so that tests/test_calc.py passes",
+# "让 test_stack.py 通过", "test_stack.py must pass".
+_PASSES_AFTER = re.compile(r"^`?\s*(?:(?:must|should|will|to|can)\s+|now\s+|still\s+|all\s+)?(?:pass|passes|passing|succeeds?|"
+                           r"goes\s+green|is\s+green|runs?\s+green)\b|^`?\s*(?:能|可以|也|都)?(?:通过|跑通|变绿|全绿|跑过)",
+                           re.IGNORECASE)
+
+
 def _is_input(request: str, name: str, tags: frozenset[str]) -> bool:
-    before = [request[max(0, p - 40):p] for p in _positions(request, name)]
+    positions = _positions(request, name)
+    if TEST_FILE.search(name) and positions and all(
+            _PASSES_AFTER.search(request[p + len(name):p + len(name) + 30]) for p in positions):
+        return True
+    before = [request[max(0, p - 40):p] for p in positions]
     if "tests" in tags and "source" in tags and not TEST_FILE.search(name):
         return True  # "add tests for calc.py": calc.py is what the tests exercise
     return bool(before) and all(_INPUT_BEFORE.search(b) for b in before)
@@ -163,7 +181,7 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     if "commit" in tags and not question:
         need("commit", "need.commit")
         kinds.discard("execution")
-    if "deletion" in tags and not question:
+    if "deletion" in tags and not question and not _PART_DELETION.search(request):
         need("deletion", "need.deletion")
     if "report" in tags or (destinations and tags & {"execution", "measurement"}):
         need("report", "need.report")
@@ -191,7 +209,11 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
         shadows = probe_shadows(resolve) if resolve is not None else ()
     return Requirements(ordered, (*decision.rules, *rules), targets, request, question, inputs, existing,
                         destinations, tags, renames="rename" in tags, test_files=test_files,
-                        resolved=resolve is not None or bool(recorded and "existing" in recorded), shadows=shadows)
+                        resolved=resolve is not None or bool(recorded and "existing" in recorded), shadows=shadows,
+                        test_edits=asks_to_edit_tests(request), tests_frozen=tests_frozen(request),
+                        tests_oracle=tests_are_oracle(request),
+                        commit_all="commit" in tags and bool(_COMMIT_ALL.search(request)),
+                        constraints=change_constraints(request))
 
 
 def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]) -> tuple[str, ...]:
@@ -208,6 +230,25 @@ _PROHIBITION = re.compile(
     r"\s*\w+)?"
     r"|(?:不要|别|不用|无需|不必|勿|禁止|不许|不能)\s*(?:先)?(?:修改|改动|改|动|修|删除|删|添加|加|提交|写|运行|执行|跑)"
     r"[^，。,.;；！!]{0,12}",
+    re.IGNORECASE)
+# "Commit all my changes", "commit everything", "提交所有修改", "全部提交": the whole working tree, not a part.
+_COMMIT_ALL = re.compile(
+    r"\bcommit\s+(?:all|everything|every\s+change|each\s+change)\b|\bcommit\s+(?:\w+\s+){0,2}all\s+(?:of\s+)?"
+    r"(?:the\s+|my\s+|your\s+)?(?:changes|modifications|edits|files|work)\b"
+    r"|(?:提交|commit)\s*(?:所有|全部|一切)|(?:所有|全部)[^，。,.;；]{0,8}?(?:都)?提交|全部提交", re.IGNORECASE)
+# Deleting a part of a file, not the file: "remove the unused import in app.py", "delete the function percent in
+# fmt.py", "app.py has an unused import. Remove it", "删掉 utils.py 里的 debug 函数". The file must change, not go.
+_PARTS_EN = (r"imports?|functions?|methods?|class(?:es)?|lines?|variables?|comments?|statements?|prints?|calls?"
+             r"|parameters?|arguments?|fields?|keys?|entr(?:y|ies)|decorators?|blocks?|branch(?:es)?|cases?|tests?"
+             r"|assertions?|rows?|columns?|sections?|paragraphs?|dependenc(?:y|ies)|options?|flags?|code|todos?|logs?")
+_PART_DELETION = re.compile(
+    rf"\b(?:delete|remove|drop|erase|strip|get\s+rid\s+of|clean\s+up)\s+(?:the\s+|all\s+|an?\s+|any\s+|every\s+)?"
+    rf"(?:\w+\s+){{0,2}}?(?:{_PARTS_EN})\b"
+    rf"|\b(?:unused|dead|duplicate|stale|debug|leftover)\s+(?:{_PARTS_EN})\b[^.?!\n]{{0,40}}[.?!]?\s*(?:please\s+)?"
+    rf"(?:remove|delete|drop|get\s+rid\s+of)\s+(?:it|them)\b"
+    r"|(?:删掉|删除|移除|去掉|清除|清理)[^。，,；;]{0,16}?(?:里|中|内)?的?[^。，,；;]{0,8}?(?:函数|导入|import|行|变量|注释|方法|类|"
+    r"参数|字段|语句|打印|print|调用|代码|依赖|配置项|测试用例|断言)"
+    r"|(?:函数|导入|import|变量|注释|方法|参数|字段|语句|依赖)[^。？！\n]{0,12}?(?:请|帮我)?(?:删掉|删除|移除|去掉)",
     re.IGNORECASE)
 _CODE_REF = re.compile(r"`[^`]+`|\b[A-Za-z_][A-Za-z0-9_]*\(\)")
 _FIXING = re.compile(r"\b(?:fix|bug|repair|broken)|修复|修一下|修好|改好|错误", re.IGNORECASE)

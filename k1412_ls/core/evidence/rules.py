@@ -1,4 +1,4 @@
-"""The evidence rules (policy ``agent-loop-v6``), one check per kind, each returning precise problems.
+"""The evidence rules (policy ``agent-loop-v7``), one check per kind, each returning precise problems.
 
 A :class:`~k1412_ls.core.evidence.proof.Problem` is what ``missing`` shows ("artifact: hello.py was
 written but never verified afterwards …") and the remedy the recovery instruction gives the model.
@@ -26,6 +26,7 @@ from k1412_ls.core.evidence.proof import (
     Problem,
     attempted,
     code_files,
+    committed,
     covers,
     failure_problems,
     failures_acknowledged,
@@ -247,11 +248,31 @@ def check_build(ev: Evidence) -> list[Problem]:
 
 
 def check_commit(ev: Evidence) -> list[Problem]:
-    """Rule ``commit``: a ``git commit`` exited 0 in this run."""
-    if any(r.outcome.committed for r in ev.runs):
-        return []
-    return [Problem("commit", "no git commit succeeded in this run",
-                    "commit with run_command (`git add -A && git commit -m '…'`) and check it with git log.")]
+    """Rule ``commit``: new, non-empty commits reached the workspace repository's HEAD in this run, holding
+    the files the request names; for "commit all my changes", nothing stayed uncommitted."""
+    commits = [r for r in ev.runs if committed(r)]
+    if not commits:
+        tried = any(r.outcome.committed for r in ev.runs)
+        detail = ("git commit exited 0 but no new commit with changes reached the workspace's repository "
+                  "(an empty commit, a dry run, or a commit in another repository)") if tried else \
+            "no git commit succeeded in this run"
+        return [Problem("commit", detail,
+                        "commit with run_command (`git add -A && git commit -m '…'`) and check it with git log.")]
+    held = {f for r in commits if r.commit and r.commit.files for f in r.commit.files}
+    named = [t for t in ev.requirements.change_targets if t in ev.requirements.existing or t in ev.files]
+    unknown = any(r.commit and r.commit.files is None for r in commits)
+    left = [t for t in named if not any(covers(t, f) or same_path(t, f) for f in held)]
+    if left and not unknown:
+        return [Problem("commit", f"the commits of this run do not hold {names(left)}",
+                        f"add {names(left)} to a commit (`git add {left[0]} && git commit`) and check it with git log.")]
+    if ev.requirements.commit_all:
+        last = commits[-1].commit
+        if last is not None and last.dirty_after != 0:
+            count = "some" if last.dirty_after is None else str(last.dirty_after)
+            return [Problem("commit", f"the request asked to commit all changes, but {count} path(s) stayed "
+                            "uncommitted after the last commit",
+                            "commit the remaining changes (`git add -A && git commit`) and check with git status.")]
+    return []
 
 
 def check_deletion(ev: Evidence) -> list[Problem]:

@@ -11,7 +11,10 @@ line can still make its summary prove less than it shows:
 - **changed runner configuration**: a pytest run after the run changed ``pytest.ini``, ``.pytest.ini``,
   ``tox.ini``, ``setup.cfg``, ``pyproject.toml`` (in the run's directory or above it) or any
   ``conftest.py`` in a way that can narrow the selection (``runner_config``) is a narrowed run: it passes,
-  but it is not the whole suite and does not stand for an earlier failure.
+  but it is not the whole suite and does not stand for an earlier failure;
+- **bent tests**: a pass after the run weakened a test file (changed or removed an existing test, added a
+  skip or code that runs on import; ``test_integrity``) has an ``unknown`` outcome, unless the request asks
+  for the tests themselves to change. A change the run undid before the test ran does not count.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import replace
 
-from k1412_ls.core.evidence.ledger import RunEntry, WriteEntry
+from k1412_ls.core.evidence.ledger import IntegrityEntry, RunEntry, WriteEntry
 from k1412_ls.core.evidence.line_outcomes import TestOutcome
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.core.evidence.runner_config import is_pytest_config, narrowing_change
@@ -27,7 +30,8 @@ from k1412_ls.core.evidence.shadows import shadowed_module
 from k1412_ls.text.runner_summaries import Suite
 
 
-def runs_in_context(writes: list[WriteEntry], runs: list[RunEntry], requirements: Requirements) -> list[RunEntry]:
+def runs_in_context(writes: list[WriteEntry], runs: list[RunEntry], requirements: Requirements,
+                    integrity: list[IntegrityEntry] | None = None) -> list[RunEntry]:
     """``runs`` with each test outcome judged against what came before it (see the module docstring)."""
     commands = {run.seq: run.command for run in runs if run.source == "exec"}
     config: list[tuple[WriteEntry, str]] = []
@@ -40,15 +44,32 @@ def runs_in_context(writes: list[WriteEntry], runs: list[RunEntry], requirements
                 config.append((entry, why))
     judged: list[RunEntry] = []
     for run in runs:
-        tests = tuple(_judged(test, run.seq, writes, config, requirements) for test in run.outcome.tests)
+        bent = None if requirements.test_edits else bent_tests(integrity or [], run.seq, requirements.tests_oracle)
+        tests = tuple(_judged(test, run.seq, writes, config, requirements, bent) for test in run.outcome.tests)
         judged.append(run if tests == run.outcome.tests else replace(run, outcome=replace(run.outcome, tests=tests)))
     return judged
 
 
+def bent_tests(integrity: list[IntegrityEntry], seq: int, oracle: bool = True) -> IntegrityEntry | None:
+    """The first test file whose state as of event ``seq`` takes away what its tests checked, if any.
+
+    Where the tests are not the oracle of the work (a behaviour change, not a fix), changing what a test
+    checks is part of the change; removing, skipping or hooking tests never is."""
+    latest: dict[str, IntegrityEntry] = {}
+    for entry in integrity:
+        if entry.seq <= seq:
+            latest[entry.path] = entry
+    return next((e for e in latest.values() if e.voids_proof and (oracle or e.how != "changed")), None)
+
+
 def _judged(test: TestOutcome, seq: int, writes: list[WriteEntry], config: list[tuple[WriteEntry, str]],
-            requirements: Requirements) -> TestOutcome:
+            requirements: Requirements, bent: IntegrityEntry | None = None) -> TestOutcome:
     if test.outcome not in ("pass", "none"):
         return test
+    if bent is not None:
+        why = (f"{bent.why} before this test run, so its pass proves nothing about the code (the request did "
+               "not ask for the tests to change)")
+        return TestOutcome(test.suite, "unknown", why, test.import_dir)
     if test.import_dir is not None:
         why = _shadowed(test, seq, writes, requirements)
         if why:

@@ -1,0 +1,452 @@
+"""The approval policy: which commands run at once, which are asked about, which never run.
+
+Policies (the ``[approval]`` configuration, after Codex's modes):
+
+* ``on-request`` (default): commands run inside the sandbox without asking;
+  a command that needs more than the sandbox gives — the network while it is
+  off, writing ``.git`` while it is read-only, writing outside the workspace
+  and ``/tmp`` (as far as its redirections and ``cp``/``mv``/``touch``…
+  arguments say) — is asked about;
+* ``untrusted``: every command is asked about except read-only inspection
+  (``ls``, ``cat``, ``grep``, ``git status`` …) and what a rule allows;
+* ``never``: nothing is asked; what would need asking is refused and the
+  model is told why.
+
+Prefix rules (``[[approval.rules]] prefix = "git push", decision = "forbid"``)
+match a simple command's leading words; the strictest decision of every rule
+that matches any command of the line wins (forbid > ask > allow). "Always
+allow" answers are kept per user as allow rules for the command's *prefix*
+(``npm install left-pad`` → ``npm install``), never the exact string.
+
+Asking goes through an :data:`Approver` the adapter supplies (the editor's
+``window/showMessageRequest``, a terminal prompt); no approver or no answer
+means deny.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from k1412_ls.shell.grammar import substitution_scripts
+from k1412_ls.shell.parse import parse_line
+from k1412_ls.shell.words import program_name, strip_wrappers
+from k1412_ls.tools.approval.command_reading import (
+    MAX_SUBSTITUTIONS,
+    command_words,
+    embedded_commands,
+    generalized_prefix,
+    needs_network,
+    read_only,
+    started_by_xargs,
+    writes_git,
+    written_paths,
+)
+from k1412_ls.tools.approval.script_reading import scripts_run_by, written_keys
+from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.sandbox.command_sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
+
+log = logging.getLogger(__name__)
+
+_STRICTNESS = {"allow": 0, "ask": 1, "forbid": 2}
+# git settings given through the environment can define aliases (``GIT_CONFIG_KEY_0=alias.p``): the sub-command
+# a rule would see is then unknown.
+_GIT_CONFIG_FROM_ENV = re.compile(r"\bGIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+|PARAMETERS)\b|--config-env")
+# Shell builtins that may share a line with an allowed command without taking any of its grant.
+_INERT_BUILTINS = frozenset({"cd", "pushd", "popd", ":", "exit", "sleep", "set"})
+
+class Decision(StrEnum):
+    """A user's (or the policy's) answer to one approval request."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class PrefixRule:
+    """Commands whose leading words are ``prefix`` get ``decision``."""
+
+    prefix: tuple[str, ...]
+    decision: str
+
+    def matches(self, words: list[str]) -> bool:
+        return len(words) >= len(self.prefix) and tuple(words[:len(self.prefix)]) == self.prefix
+
+    def found_in(self, words: list[str]) -> bool:
+        """The prefix anywhere in the words (program words by name): how ``ask``/``forbid`` rules also meet a
+        program that a wrapper K1412 does not know starts (``flock /tmp/l git push``)."""
+        names = [program_name(w) if "/" in w else w for w in words]
+        size = len(self.prefix)
+        return any(tuple(names[i:i + size]) == self.prefix for i in range(1, len(names) - size + 1))
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    """The ``[approval]`` configuration."""
+
+    policy: str = "on-request"
+    rules: tuple[PrefixRule, ...] = ()
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the user is asked: the command, why, and the prefix "always allow" would cover."""
+
+    command: str
+    reasons: tuple[str, ...]
+    prefix: tuple[str, ...]
+
+    @property
+    def prefix_text(self) -> str:
+        return " ".join(self.prefix)
+
+    def question(self) -> str:
+        """One paragraph for a prompt: the command and why it is asked about."""
+        shown = self.command if len(self.command) <= 300 else self.command[:300] + " …"
+        return f"K1412 wants to run `{shown}`: {'; '.join(self.reasons)}. Allow it?"
+
+    def as_payload(self) -> dict[str, Any]:
+        return {"command": self.command, "reasons": list(self.reasons), "prefix": self.prefix_text}
+
+
+# Called from a tool thread; returns None for "no answer" (deny). Must give up once ``cancel`` is set.
+Approver = Callable[[ApprovalRequest, threading.Event], "Decision | None"]
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What an approved command may do beyond the run's sandbox policy."""
+
+    network: bool | None = None
+    git_writable: bool = False
+    writable: tuple[str, ...] = ()  # directories outside the workspace this command may write
+    withheld: str = ""  # why a rule's grant was not given to this line (said to the model with the result)
+
+    def sandbox_policy(self, base: SandboxPolicy) -> SandboxPolicy:
+        policy = base
+        if self.git_writable and not base.git_writable:
+            policy = replace(policy, git_writable=True)
+        if self.writable:
+            policy = replace(policy, writable=(*policy.writable, *self.writable))
+        return policy
+
+
+def outside_writable(path: str, workspace: Path | None, writable: tuple[str, ...]) -> str | None:
+    """The normalized path when it lies outside every place a command may write, else None."""
+    home = os.environ.get("HOME") or str(Path.home())
+    if path.startswith("~/") or path == "~":
+        path = home + path[1:]
+    if not os.path.isabs(path):
+        if workspace is None or not path.startswith(".."):
+            return None  # relative to the command's directory inside the workspace
+        path = os.path.join(workspace, path)
+    path = os.path.normpath(path)
+    allowed = ["/tmp", "/dev", "/proc/self", *(os.path.expanduser(w) for w in writable)]
+    if workspace is not None:
+        allowed.append(str(workspace))
+    if any(path == root or path.startswith(root.rstrip("/") + "/") for root in allowed):
+        return None
+    return path
+
+
+def writable_dir_for(path: str) -> str:
+    """What an approval of a write to ``path`` makes writable.
+
+    The deepest existing directory that holds it, unless that directory holds
+    start-up files, secrets or K1412's own config (``$HOME``, ``~/.config``):
+    then only the file itself, which K1412 creates empty when the command is
+    approved, so the approval cannot widen to ``~/.bash_login`` and the like.
+    """
+    current = path if os.path.isdir(path) else os.path.dirname(path)
+    while current != "/" and not os.path.isdir(current):
+        current = os.path.dirname(current)
+    if _holds_protected(current) and not os.path.isdir(path):
+        return path
+    return current
+
+
+def _holds_protected(directory: str) -> bool:
+    home = os.path.realpath(os.environ.get("HOME") or str(Path.home()))
+    protected = [os.path.join(home, name) for name in (*STARTUP_FILES, *SECRET_PATHS)]
+    root = directory.rstrip("/") + "/"
+    return directory in ("/", home) or home.startswith(root) or any(p.startswith(root) for p in protected)
+
+
+def _narrowed(grant: Grant, allowed_by: list[str], uncovered: list[str], opaque: bool) -> Grant:
+    """A rule's grant, or none when the line runs more than the rule covers.
+
+    An ``allow`` rule (configured or "always allow") vouches for the commands it
+    matches, not for the rest of their line: ``pip install x; python3 evil.py``
+    must not give ``python3`` the network. So the grant holds only when every
+    other command of the line is a plain reader that writes nothing; otherwise
+    the line runs inside the unwidened sandbox and the model is told why.
+    """
+    wanted = [what for what, on in (("the network", grant.network), ("a writable .git", grant.git_writable),
+                                    ("writes outside the workspace", bool(grant.writable))) if on]
+    if not wanted or not (uncovered or opaque):
+        return grant
+    others = ", ".join(f"'{p}'" for p in dict.fromkeys(uncovered[:5]))
+    also = f"also runs {others}" if others else "cannot be read reliably"
+    rules = ", ".join(f"'{p}'" for p in dict.fromkeys(allowed_by)) or "an allow rule"
+    return Grant(withheld=(f"The approval rule {rules} grants {' and '.join(wanted)} only to the commands it matches, and "
+                           f"this line {also}, so it ran without {' or '.join(wanted)}; run the allowed command on a "
+                           "line of its own to use the grant."))
+
+
+class AllowStore:
+    """"Always allow" answers per user, kept in the state directory (hidden from commands)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def _read(self) -> dict[str, list[str]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def rules(self, user: str) -> tuple[PrefixRule, ...]:
+        with self._lock:
+            entries = self._read().get(user, [])
+        return tuple(PrefixRule(tuple(p.split()), "allow") for p in entries if isinstance(p, str) and p.split())
+
+    def add(self, user: str, prefix: tuple[str, ...]) -> None:
+        with self._lock:
+            data = self._read()
+            entries = [p for p in data.get(user, []) if isinstance(p, str)]
+            text = " ".join(prefix)
+            if text not in entries:
+                entries.append(text)
+            data[user] = entries
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            os.replace(tmp, self.path)
+
+
+Emit = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class ApprovalGate:
+    """One run's approval decisions (the ``approval`` service)."""
+
+    policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    approver: Approver | None = None
+    store: AllowStore | None = None
+    user: str = "default"
+    emit: Emit | None = None
+    git_dir_exists: Callable[[], bool] = lambda: True
+    workspace: Path | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    _session: list[PrefixRule] = field(default_factory=list)
+
+    def _identified(self, words: list[str], raw: list[str]) -> list[str] | None:
+        """``words`` with a program given by path named after what the path really is (``./gt`` → ``git`` when
+        it is a link to git); None for a path that does not exist yet (made by the same line)."""
+        program = raw[0] if raw else ""
+        if "/" not in program:
+            return words
+        path = Path(program) if program.startswith("/") else self._base() / program
+        if not os.path.lexists(path):
+            return None
+        real = program_name(os.path.realpath(path))
+        if real == words[0] or not words:
+            return words
+        return command_words([real, *raw[1:]])
+
+    def _base(self) -> Path:
+        return self.workspace if self.workspace is not None else Path.cwd()
+
+    def _script_rules(self, words: list[str], raw: list[str], strict: list[PrefixRule],
+                      written: set[str]) -> list[PrefixRule] | None:
+        """The ``ask``/``forbid`` rules that commands in the scripts this command runs meet (make recipes, shell
+        scripts: ``tools.approval.script_reading``); None when such a script cannot be read before it runs."""
+        texts = scripts_run_by(words, raw, self._base(), written)
+        if texts is None:
+            return None
+        met: list[PrefixRule] = []
+        for text in texts:
+            for inner in parse_line(text, nesting=1).commands:
+                inner_words = command_words(inner.argv)
+                met += [r for r in strict if r.matches(inner_words) or r.found_in(inner_words)]
+        return met
+
+    def _rules(self) -> list[PrefixRule]:
+        saved = self.store.rules(self.user) if self.store is not None else ()
+        return [*self.policy.rules, *saved, *self._session]
+
+    def check(self, command: str) -> Grant:
+        """Decide about ``command``: a :class:`Grant` to run it, or a :class:`ToolError` saying why not."""
+        line = parse_line(command)
+        rules = self._rules()
+        verdict = "allow"
+        reasons: list[str] = []
+        wants_network = wants_git = False
+        wants_dirs: list[str] = []
+        first_words: list[str] = []
+        allowed_by: list[str] = []  # prefixes of the allow rules that matched
+        uncovered: list[str] = []  # programs no allow rule covers that are more than plain readers
+        opaque = not line.parsed or bool(line.tampered)
+        candidates: list[tuple[list[str], bool, tuple[str, ...], list[str], bool]] = []
+        simples = list(line.commands)
+        # Commands inside $( ), backticks and <( ) run too, though their statuses never reach the line.
+        for script in substitution_scripts(command)[:MAX_SUBSTITUTIONS]:
+            inner_line = parse_line(script, nesting=1)
+            opaque = opaque or not inner_line.parsed or bool(inner_line.tampered)
+            simples += list(inner_line.commands)
+        for simple in simples:
+            words = command_words(simple.argv)
+            candidates.append((words, bool(simple.dynamic and words and not words[0]), simple.writes_to,
+                               strip_wrappers(simple.argv), started_by_xargs(simple.argv)))
+            candidates += [(inner, False, (), inner, False) for inner in embedded_commands(simple.argv)]
+        strict = [r for r in rules if r.decision != "allow"]
+        written = written_keys([t for simple in simples
+                                for t in written_paths(command_words(simple.argv), simple.writes_to)], self._base())
+        for words, dynamic_program, redirects, raw, via_xargs in candidates:
+            if not words:
+                continue
+            if not first_words:
+                first_words = words
+            if dynamic_program:
+                # The program itself comes from an expansion (``$g push``): no rule can be matched.
+                opaque = True
+                continue
+            if via_xargs:
+                partial = [r for r in rules if r.decision != "allow" and len(r.prefix) > len(words)
+                           and r.prefix[:len(words)] == tuple(words)]
+                if partial:
+                    reasons.append(f"xargs gives '{words[0]}' arguments from its input, so the rule "
+                                   f"'{' '.join(partial[0].prefix)}' cannot be checked")
+            words = self._identified(words, raw)
+            if words is None:
+                opaque = True  # a program by a path that does not exist yet: nothing to match rules against
+                continue
+            decided = [r for r in rules if r.matches(words) or (r.decision != "allow" and r.found_in(words))]
+            if strict:
+                from_scripts = self._script_rules(words, raw, strict, written)
+                opaque = opaque or from_scripts is None
+                decided += from_scripts or []
+            strictest = max((r.decision for r in decided), key=_STRICTNESS.__getitem__, default=None)
+            if strictest == "forbid":
+                rule = next(r for r in decided if r.decision == "forbid")
+                self._decided(command, "forbid", "rule", " ".join(rule.prefix))
+                raise ToolError(f"The command is forbidden by the approval rule '{' '.join(rule.prefix)}' in the "
+                                "configuration; do not run it or anything equivalent.")
+            if strictest == "ask":
+                verdict = "ask"
+                rule = next(r for r in decided if r.decision == "ask")
+                reasons.append(f"a rule asks before '{' '.join(rule.prefix)}'")
+                continue
+            allowed = strictest == "allow"
+            if allowed:
+                allowed_by.append(" ".join(next(r for r in decided if r.decision == "allow").prefix))
+            elif not (read_only(words, raw) or words[0] in _INERT_BUILTINS) \
+                    or any(t != "/dev/null" for t in written_paths(words, redirects)):
+                uncovered.append(words[0])
+            # What the command needs beyond the sandbox is granted when it is approved or a rule allows it.
+            if not self.sandbox.network and needs_network(words):
+                wants_network = True
+                if not allowed:
+                    reasons.append(f"'{' '.join(words[:2])}' needs the network, which is off for commands")
+            if not self.sandbox.git_writable and writes_git(words) and self.git_dir_exists():
+                wants_git = True
+                if not allowed:
+                    reasons.append(f"'{' '.join(words[:2])}' writes .git, which is read-only for commands")
+            for target in written_paths(words, redirects):
+                outside = outside_writable(target, self.workspace, self.sandbox.writable)
+                if outside is not None:
+                    wants_dirs.append(writable_dir_for(outside))
+                    if not allowed:
+                        reasons.append(f"it writes {outside}, outside the workspace and /tmp")
+            if self.policy.policy == "untrusted" and not allowed and not read_only(words, raw):
+                reasons.append("the approval policy 'untrusted' asks before commands that may change things")
+        opaque = opaque or bool(_GIT_CONFIG_FROM_ENV.search(command))
+        if opaque and (self.policy.policy == "untrusted" or any(r.decision != "allow" for r in rules)):
+            reasons.append("the command line cannot be read reliably (a program name comes from an expansion "
+                           "or the line does not parse), so the approval rules cannot be checked")
+        if reasons and verdict == "allow":
+            verdict = "ask"
+        grant = Grant(network=True if wants_network else None, git_writable=wants_git,
+                      writable=tuple(dict.fromkeys(wants_dirs)))
+        if verdict == "allow":
+            return _narrowed(grant, allowed_by, uncovered, opaque)
+        request = ApprovalRequest(command, tuple(dict.fromkeys(reasons)), generalized_prefix(first_words))
+        return self._ask(request, grant)
+
+    def _ask(self, request: ApprovalRequest, grant: Grant) -> Grant:
+        why = "; ".join(request.reasons)
+        if self.policy.policy == "never":
+            self._decided(request.command, "deny", "policy", request.prefix_text)
+            raise ToolError(f"The command was not run: {why}, and the approval policy 'never' does not ask; do the "
+                            "work without it or tell the user what it needs.")
+        if self.emit is not None:
+            self.emit("approval.requested", request.as_payload())
+        answer: Decision | None = None
+        if self.approver is not None:
+            try:
+                answer = self.approver(request, self.cancel)
+            except Exception:  # an approver that fails has not approved
+                log.exception("the approver failed; treating it as deny")
+                answer = None
+        if answer is None:
+            self._decided(request.command, "deny", "policy" if self.approver is None else "no answer",
+                          request.prefix_text)
+            raise ToolError(f"The command was not run: {why}, and nobody approved it (no one was asked, or no "
+                            "answer came); do the work without it or tell the user what it needs.")
+        if answer is Decision.DENY:
+            self._decided(request.command, "deny", "user", request.prefix_text)
+            raise ToolError(f"The user denied this command ({why}); do not run it again; do the work another way "
+                            "or tell the user what it needs.")
+        if answer is Decision.ALLOW_ALWAYS and request.prefix:
+            rule = PrefixRule(request.prefix, "allow")
+            self._session.append(rule)
+            if self.store is not None:
+                self.store.add(self.user, request.prefix)
+        self._decided(request.command, answer.value, "user", request.prefix_text)
+        return grant
+
+    def _decided(self, command: str, decision: str, by: str, prefix: str) -> None:
+        if self.emit is not None:
+            self.emit("approval.decided", {"command": command, "decision": decision, "by": by, "prefix": prefix})
+
+
+def parse_rules(raw: list[dict[str, Any]]) -> tuple[PrefixRule, ...]:
+    """``[[approval.rules]]`` tables as rules (validated by the configuration model first)."""
+    return tuple(PrefixRule(tuple(str(r["prefix"]).split()), str(r["decision"])) for r in raw)
+
+
+__all__ = ["ALLOW_ONCE_TITLE", "DENY_TITLE", "AllowStore", "ApprovalGate", "ApprovalPolicy", "ApprovalRequest",
+           "Approver", "Decision", "Grant", "PrefixRule", "always_title", "decision_for", "outside_writable",
+           "parse_rules", "writable_dir_for"]
+
+
+ALLOW_ONCE_TITLE = "Allow once"
+DENY_TITLE = "Deny"
+
+
+def always_title(request: ApprovalRequest) -> str:
+    return f"Always allow `{request.prefix_text}`"
+
+
+def decision_for(title: str | None, request: ApprovalRequest) -> Decision | None:
+    """The decision a chosen action title stands for; None for no choice."""
+    if title == ALLOW_ONCE_TITLE:
+        return Decision.ALLOW_ONCE
+    if title == always_title(request):
+        return Decision.ALLOW_ALWAYS
+    if title == DENY_TITLE:
+        return Decision.DENY
+    return None
