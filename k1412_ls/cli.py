@@ -194,6 +194,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config, workspace)
     runtime = build_runtime(config)
     model = runtime.resolve_model(args.model)
+    screen = _setup_screen(config, args, workspace)
+    if screen is not None:
+        print(screen, file=sys.stderr)
+        return EXIT_USAGE
     request = RunRequest(
         task=args.task, workspace=workspace, model=args.model, user=args.user or _default_user(),
         conversation=args.conversation, events_file=events_file, approver=terminal_approver(),
@@ -208,6 +212,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         _print_verdict(result, sys.stdout)
     return result.exit_code
+
+
+def _setup_screen(config: Any, args: argparse.Namespace, workspace: Path) -> str | None:
+    """What to do first, when no model is configured and the default local server is not running."""
+    from k1412_ls.locations import find_config_file
+    from k1412_ls.models.first_run import setup_screen
+
+    has_file = find_config_file(args.config, workspace) is not None
+    return setup_screen(config, config.model_spec(args.model or config.default_model), has_file)
 
 
 async def _run_with_signals(runtime: Any, request: Any, model: Any, sinks: list[Any]) -> RunResult:
@@ -272,20 +285,43 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, _workspace(args.workspace))
     rows = config.models_listing()
+    servers = _managed_servers(config)
+    for row in rows:
+        if row["id"] in servers:
+            row["server"] = servers[row["id"]]
     if args.json:
         _print_json(rows)
         return 0
     table = [("id", "provider", "provider model", "thinking", "effort", "iterations", "context chars",
-              "USD / M tokens in·cached·out")]
+              "USD / M tokens in·cached·out", "server")]
     for row in rows:
         label = f" ({row['thinking_label']})" if row["thinking_label"] else ""
         table.append((row["id"] + (" (default)" if row["default"] else ""), row["provider"], row["provider_model"],
                       ("yes" + label) if row["thinking"] else "no", row["reasoning_effort"] or "-",
-                      str(row["max_iterations"]), str(row["context_chars"]), _price(row["pricing"])))
+                      str(row["max_iterations"]), str(row["context_chars"]), _price(row["pricing"]),
+                      _server_cell(row.get("server"))))
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
     return 0
+
+
+def _managed_servers(config: Any) -> dict[str, dict[str, Any]]:
+    """The state of each managed model's llama.cpp server (``k1412 models``), by model id."""
+    managed = {model_id: spec for model_id, spec in config.models.items() if config.provider_for(spec).managed}
+    if not managed:
+        return {}
+    from k1412_ls.models.managed_llama import server_status
+
+    return {model_id: server_status(config.provider_for(spec), spec) for model_id, spec in managed.items()}
+
+
+def _server_cell(server: dict[str, Any] | None) -> str:
+    if not server:
+        return "-"
+    if server["state"] == "stopped":
+        return "managed: stopped (starts on first use)"
+    return f"managed: {server['state']} pid {server['pid']} port {server['port']}, {server['holders']} holding"
 
 
 def _price(pricing: dict[str, Any] | None) -> str:
@@ -352,7 +388,9 @@ def _cmd_lsp(args: argparse.Namespace) -> int:
 
     with cached_attrs_compile():  # the LSP types' generated methods: compiled once, then loaded (~0.3 s)
         from k1412_ls.lsp.server import serve
+    from k1412_ls.models.managed_llama import set_holder_kind
 
+    set_holder_kind("lsp")  # a managed llama.cpp server this language server starts or uses goes with it
     return serve(tcp=args.tcp)
 
 

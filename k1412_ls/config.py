@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from k1412_ls.limits import LIMITS
 from k1412_ls.locations import ConfigError, find_config_file, state_dir
@@ -25,10 +25,24 @@ class ProviderSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str
+    base_url: str = ""
     api_key_env: str | None = None
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=2, ge=0, le=10)
+    # A managed local server (k1412_ls/models/managed_llama.py): K1412 starts llama.cpp's server with this
+    # GGUF on first use and stops it when idle; base_url is then the server's own.
+    managed: bool = False
+    gguf: str | None = None
+    chat_template: str | None = None
+    idle_s: float = Field(default=300.0, gt=0)
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> ProviderSpec:
+        if self.managed and not self.gguf:
+            raise ValueError("a managed provider needs gguf = PATH (the model file llama.cpp serves)")
+        if not self.managed and not self.base_url:
+            raise ValueError("a provider needs base_url (or managed = true with gguf = PATH)")
+        return self
 
 
 class ModelSpec(BaseModel):

@@ -37,7 +37,8 @@ def test_toml_adds_and_overrides(tmp_path: Path) -> None:
     [
         ('[models.luna]\nmax_iterations = "many"\n', "models.luna.max_iterations"),
         ("[models.luna]\nbogus = 1\n", "models.luna.bogus"),
-        ('[providers.x]\napi_key_env = "K"\n', "providers.x.base_url"),
+        ('[providers.x]\napi_key_env = "K"\n', "'providers.x': Value error, a provider needs base_url"),
+        ('[providers.x]\nmanaged = true\n', "a managed provider needs gguf = PATH"),
         ('[models.m]\nprovider = "nowhere"\nprovider_model = "p"\n', "models.m.provider"),
         ("default_model = [1]\n", "default_model"),
         ("this is not toml", "Invalid TOML"),

@@ -23,6 +23,7 @@ from k1412_ls.core.cost import Cost, RunMeter, budget_sentence
 from k1412_ls.core.digest import run_digest
 from k1412_ls.core.events import Emitter
 from k1412_ls.core.model_port import (
+    CUT_FINISH_REASONS,
     ChatModel,
     ContextOverflow,
     MalformedReply,
@@ -143,7 +144,7 @@ class AgentLoop:
                 reply = await self.model.complete(messages, schemas, spec)
             except ContextOverflow as exc:
                 overflows += 1
-                self.emit("model.responded", {"iteration": self.iterations, "ok": False, "error": str(exc)})
+                self._failed(exc, requested_at)
                 if overflows > OVERFLOW_RETRIES or self.window.at_minimum:
                     raise RunFailed(
                         f"The provider refused even the minimum context ({sent} characters: the rules, the tool "
@@ -162,21 +163,17 @@ class AgentLoop:
                 continue
             except MalformedReply as exc:
                 attempts += 1
-                self.emit("model.responded", {"iteration": self.iterations, "ok": False, "error": str(exc)})
+                self._failed(exc, requested_at)
                 if attempts > MALFORMED_RETRIES:
                     raise RunFailed(str(exc)) from None
+                self._check_budget()  # the refused reply was paid for: a budget it reached ends the run
                 continue
             except ModelError as exc:
-                self.emit("model.responded", {"iteration": self.iterations, "ok": False, "error": str(exc)})
+                self._failed(exc, requested_at)
                 raise RunFailed(str(exc)) from None
             self.window.at_minimum = False
             self.budget.note_accepted(sent)
-            self.usage.add(reply.usage)
-            accounting: dict[str, Any] = {}
-            if self.meter is not None:
-                spent = self.meter.charge(reply.usage, requested_at)
-                self.cost = self.cost + spent
-                accounting = {"cost": spent.as_dict(), "run": self.meter.snapshot()}
+            accounting = self._charge(reply.usage, requested_at)
             self.emit("model.responded", {
                 "iteration": self.iterations, "ok": True, "finish_reason": reply.finish_reason,
                 "content": reply.content[:CONTENT_EXCERPT],
@@ -184,6 +181,22 @@ class AgentLoop:
                 "usage": reply.usage.as_dict(), **accounting,
             })
             return reply
+
+    def _charge(self, usage: Usage, requested_at: datetime) -> dict[str, Any]:
+        """Count one reply's tokens (and cost) for this agent and the run; the event fields that say so."""
+        self.usage.add(usage)
+        if self.meter is None:
+            return {}
+        spent = self.meter.charge(usage, requested_at)
+        self.cost = self.cost + spent
+        return {"cost": spent.as_dict(), "run": self.meter.snapshot()}
+
+    def _failed(self, exc: ModelError, requested_at: datetime) -> None:
+        """A request that failed: its reply's usage, when the provider reported any, is paid all the same."""
+        payload: dict[str, Any] = {"iteration": self.iterations, "ok": False, "error": str(exc)}
+        if exc.usage is not None:
+            payload.update(usage=exc.usage.as_dict(), **self._charge(exc.usage, requested_at))
+        self.emit("model.responded", payload)
 
     def _check_budget(self, dropped: list[ToolCall] | None = None) -> None:
         """End the run ``unverified`` once its cost or token budget is reached, naming the budget."""
@@ -218,23 +231,33 @@ class AgentLoop:
 
     async def _check_completion(self, reply: ModelReply, window: ContextWindow) -> None:
         verdict = self.gate.check(reply.content)
-        if verdict.complete:
+        cut = reply.finish_reason in CUT_FINISH_REASONS
+        if verdict.complete and not cut:
             if await self._stop_hook_blocks(reply, window):
                 return  # the run goes on, as after a rejection
             raise RunCompleted(reply.content)
         self._check_budget()  # no budget left to be told what is missing
         self.rejections += 1
         state = {"required": verdict.required, "satisfied": verdict.satisfied, "missing": verdict.missing}
+        missing = list(verdict.missing)
+        instruction = verdict.instruction
+        if cut:
+            # An answer cut mid-sentence proves nothing, whatever the evidence so far says.
+            what = "the output limit" if reply.finish_reason == "length" else "the provider's content filter"
+            missing.insert(0, f"the final answer was cut by {what} (finish_reason {reply.finish_reason})")
+            instruction = (f"Your last answer was cut off by {what} before it ended. "
+                           + (verdict.instruction if not verdict.complete else
+                              "Give the final answer again, shorter: what was done and what shows it."))
+            state["cut"] = reply.finish_reason
         if self.rejections > self.gate.max_rejections:
             self.emit("completion.unverified", {"reason": "completion rejected too often",
                                                 "rejections": self.rejections, **state})
             raise RunUnverified(
-                f"Not verified: {'; '.join(verdict.missing)}. The model's last answer: {reply.content}".strip()
+                f"Not verified: {'; '.join(missing)}. The model's last answer: {reply.content}".strip()
             )
-        self.emit("completion.rejected", {"rejection": self.rejections, "instruction": verdict.instruction,
-                                          **state})
+        self.emit("completion.rejected", {"rejection": self.rejections, "instruction": instruction, **state})
         window.append({"role": "assistant", "content": reply.content})
-        window.append({"role": "user", "content": verdict.instruction})
+        window.append({"role": "user", "content": instruction})
 
 
     async def _stop_hook_blocks(self, reply: ModelReply, window: ContextWindow) -> bool:

@@ -8,6 +8,9 @@ from typing import Any, Protocol
 
 from k1412_ls.config import ModelSpec
 
+# Finish reasons that mean the reply was cut before it ended: such a final answer is never a completion.
+CUT_FINISH_REASONS: frozenset[str] = frozenset({"length", "content_filter"})
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -80,7 +83,15 @@ class ModelReply:
 
 
 class ModelError(Exception):
-    """A failed model request, carrying one sanitized line (never headers, never keys)."""
+    """A failed model request, carrying one sanitized line (never headers, never keys).
+
+    ``usage`` is what the provider reported for the failed reply (a reply refused as cut off or
+    malformed still cost its tokens), None when it reported nothing.
+    """
+
+    def __init__(self, message: str, *, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 class MalformedReply(ModelError):
@@ -97,8 +108,8 @@ class ContextOverflow(ModelError):
     """
 
     def __init__(self, message: str, *, window_tokens: int | None = None, prompt_tokens: int | None = None,
-                 completion_tokens: int | None = None) -> None:
-        super().__init__(message)
+                 completion_tokens: int | None = None, usage: Usage | None = None) -> None:
+        super().__init__(message, usage=usage)
         self.window_tokens = window_tokens
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens

@@ -151,6 +151,7 @@ class OpenAIChatModel:
         self._has_key = bool(api_key)
         self._seen_call_ids: set[str] = set()  # tool-call ids already handed out: a repeat gets a fresh id
         self._body = BodyEncoder()  # each message is encoded once while the window holds it
+        self._partial: StreamAssembler | None = None  # the stream being read, for the usage of a failed reply
         self._redactor = redactor or Redactor.from_environment()
         if api_key:
             self._redactor.add(api_key)
@@ -197,12 +198,17 @@ class OpenAIChatModel:
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], spec: ModelSpec) -> ModelReply:
         """Send one chat request and return a validated reply; raise ModelError/MalformedReply otherwise."""
         params = self.request_params(messages, tools, spec)
+        self._partial = None
         try:
             reply = await asyncio.wait_for(self._request(params), timeout=self.deadline_s)
-        except ModelError:
+        except ModelError as exc:
+            if exc.usage is None and self._partial is not None and self._partial.usage.total:
+                exc.usage = self._partial.usage
             raise
         except Exception as exc:
             error = self._translate(exc)
+            if error.usage is None and self._partial is not None and self._partial.usage.total:
+                error.usage = self._partial.usage  # a stream that broke after its usage chunk still cost it
         else:
             if self.carries_reasoning and spec.thinking and reply.tool_calls and reply.reasoning_content is None:
                 reply.reasoning_content = ""  # DeepSeek wants the field back on every thinking tool-call turn
@@ -282,10 +288,11 @@ class OpenAIChatModel:
             finally:
                 await stream.close()
             return self._reply_from_body(body, content_type)
-        assembler = StreamAssembler()
-        completion_chunks = 0
+        assembler = self._partial = StreamAssembler()
+        completion_chunks = events = 0
         try:
             async for chunk in stream:
+                events += 1
                 self._raise_error_object(chunk, "mid-reply")
                 completion_chunks += is_completion_chunk(chunk)
                 assembler.add(chunk)
@@ -298,6 +305,14 @@ class OpenAIChatModel:
             await stream.close()
         if not completion_chunks:
             kind = content_type.split(";")[0].strip() or "untyped"
+            if kind.lower() == "text/event-stream" and not events:
+                # An event stream that closed before its first event (llama.cpp sends only ": ping"
+                # comments while it reads the prompt): the server went away mid-request.
+                raise ModelError(
+                    f"The provider '{self.provider_name}' closed its event stream before sending any reply "
+                    "(at most keep-alive comments arrived): the server stopped or crashed during the request; "
+                    "nothing was run. Check that the server is still running (its log says why it stopped)."
+                )
             raise self._not_a_completion(f"a {kind} response without chat completion chunks")
         return assembler.reply(self._seen_call_ids)
 

@@ -12,7 +12,9 @@ What it tolerates, because servers document or ship it:
 
 * ``finish_reason`` "stop" (older Ollama and llama.cpp builds) or any other
   non-empty value next to complete tool calls: the calls decide, not the
-  label. Only "length" and "content_filter" (the reply was cut) refuse them.
+  label. "length" keeps calls that are complete (a name, arguments that
+  parse as one JSON object) and refuses a reply whose last call was cut;
+  "content_filter" refuses them all. A refused reply still carries its usage.
 * Tool calls streamed OpenAI's way (``index``; ``id``, ``type`` and name in
   the first delta; arguments in pieces), or each call whole in one chunk
   (Ollama), several whole calls in one chunk, deltas without ``index``, and
@@ -40,14 +42,14 @@ import string
 from dataclasses import dataclass, field
 from typing import Any
 
-from k1412_ls.core.model_port import MalformedReply, ModelReply, ToolCall, Usage
+from k1412_ls.core.model_port import CUT_FINISH_REASONS, MalformedReply, ModelReply, ToolCall, Usage
 
 # Field names under which providers send hidden reasoning: DeepSeek and
 # llama.cpp use ``reasoning_content``; Ollama and newer vLLM ``reasoning``.
 REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
 
 # Finish reasons that mean the reply was cut: tool calls of such a reply are never run.
-TRUNCATED_FINISH_REASONS = frozenset({"length", "content_filter"})
+TRUNCATED_FINISH_REASONS = CUT_FINISH_REASONS
 
 _THINK_OPEN = "<think>"
 _THINK_CLOSE = "</think>"
@@ -188,6 +190,20 @@ def parse_arguments(name: str, call_id: str, raw: str) -> dict[str, Any]:
     return value
 
 
+def _complete_call(name: str, raw: str) -> bool:
+    """Whether a tool call stands on its own: a name and arguments that parse as one JSON object.
+
+    A reply cut by the output limit after such calls keeps them: the cut fell after them (llama.cpp
+    reports ``length`` when the cap lands right after a call's closing tag).
+    """
+    if not name:
+        return False
+    try:
+        return isinstance(json.loads(raw), dict) if raw.strip() else False
+    except (json.JSONDecodeError, RecursionError):
+        return False
+
+
 def build_reply(
     content: str,
     partial_calls: list[tuple[str, str, str]],
@@ -203,21 +219,30 @@ def build_reply(
     """
     if not finish_reason:
         raise MalformedReply(
-            "The model's reply was cut off before it finished (no finish_reason); nothing was run."
+            "The model's reply was cut off before it finished (no finish_reason); nothing was run.", usage=usage
         )
-    if partial_calls and finish_reason in TRUNCATED_FINISH_REASONS:
-        why = "the output limit (max_output_tokens)" if finish_reason == "length" else "the provider's content filter"
+    if partial_calls and finish_reason == "content_filter":
         raise MalformedReply(
-            f"The model's reply was cut by {why} in the middle of tool calls "
-            f"(finish_reason {finish_reason}); nothing was run."
+            "The model's reply was cut by the provider's content filter in the middle of tool calls "
+            "(finish_reason content_filter); nothing was run.", usage=usage
+        )
+    if partial_calls and finish_reason == "length" and not all(_complete_call(name, raw) for _, name, raw in partial_calls):
+        raise MalformedReply(
+            "The model's reply was cut by the output limit (max_output_tokens) in the middle of tool calls "
+            "(finish_reason length); nothing was run.", usage=usage
         )
     content, inline_reasoning = split_think(content)
     calls: list[ToolCall] = []
     seen: set[str] = seen_ids if seen_ids is not None else set()
     for position, (call_id, name, raw) in enumerate(partial_calls, start=1):
         if not name:
-            raise MalformedReply(f"Tool call #{position} of the model's reply had no tool name; nothing was run.")
-        arguments = parse_arguments(name, call_id, raw)
+            raise MalformedReply(f"Tool call #{position} of the model's reply had no tool name; nothing was run.",
+                                 usage=usage)
+        try:
+            arguments = parse_arguments(name, call_id, raw)
+        except MalformedReply as exc:
+            exc.usage = usage
+            raise
         # Some local servers omit ids, send "" or repeat them; every tool result needs its own id.
         unique = call_id
         while not unique or unique in seen:
@@ -243,6 +268,11 @@ class StreamAssembler:
         self._open: dict[int, int] = {}  # wire index -> position in self._calls of the call open there
         self._finish_reason: str | None = None
         self._usage = Usage()
+
+    @property
+    def usage(self) -> Usage:
+        """The usage the stream reported so far (what a reply that then fails still cost)."""
+        return self._usage
 
     def add(self, chunk: Any) -> None:
         """Fold one ``chat.completion.chunk`` into the reply."""

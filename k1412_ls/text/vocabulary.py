@@ -119,6 +119,9 @@ RULES: tuple[Rule, ...] = (
     _rule("en.write-tests", "source artifact execution tests",
           r"\b(?:write|add|create|implement)\b(?:[^.?!\n]|\.(?=\w)){0,30}\b(?:unit\s+|integration\s+|regression\s+)?tests?\b"
           r"(?!\s+(?:report|results|summary|plan))"),
+    _rule("zh.source-file-named", "source artifact",
+          r"(?:写|编写|创建|新建|生成|建立|实现|开发|做)[^。？！\n]{0,40}?"
+          r"[A-Za-z0-9_-]\.(?:py|js|ts|sh|go|rs|c|cpp|java|rb|php|pl|lua|swift|kt|cs)\b"),
     _rule("zh.write-code", "source artifact", rf"(?:写|编写|创建|实现|开发(?!服务器)|做|生成|给我)[^。？！\n]{{0,12}}(?:一个|一段|个|段)?[^。？！\n]{{0,12}}{_ZH_CODE}"),
     _rule("zh.write-tests", "source artifact execution tests",
           r"(?:写|编写|添加|增加|补充)[^。？！\n]{0,10}(?:单元)?测试(?!报告|结果|总结|一下|下)"),

@@ -224,3 +224,20 @@ def test_the_evidence_gate_uses_the_decision_it_is_given() -> None:
     greeting = classify_intent("Hello!")
     assert isinstance(greeting, IntentDecision)
     assert derive_requirements(request, decision=greeting).kinds == ()
+
+
+# The same request in English and Chinese owes the same evidence (a source file written and run).
+HELLO_IN_TWO_LANGUAGES: list[tuple[str, str]] = [
+    ("Create hello.py that prints hello world and run it", "创建 hello.py，打印 hello world 并运行它"),
+    ("Create hello.py that prints hello world and run it", "创建一个打印 hello world 的 hello.py 并运行它"),
+    ("Write build.sh that compiles main.c, then run it", "编写 build.sh 来编译 main.c，然后运行它"),
+]
+
+
+@pytest.mark.parametrize(("english", "chinese"), HELLO_IN_TWO_LANGUAGES)
+def test_same_request_owes_same_evidence_in_english_and_chinese(english: str, chinese: str) -> None:
+    kinds = ("artifact", "source", "execution", "tests", "build", "report")
+    owed_en = [kind for kind in kinds if derive_requirements(english).needs(kind)]
+    owed_zh = [kind for kind in kinds if derive_requirements(chinese).needs(kind)]
+    assert "source" in owed_en
+    assert owed_zh == owed_en

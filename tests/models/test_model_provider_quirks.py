@@ -153,11 +153,29 @@ async def test_finish_chunk_with_null_delta_is_accepted() -> None:
 
 
 @STREAM_MODES
-@pytest.mark.parametrize("finish_reason", ["length", "content_filter"])
-async def test_complete_looking_tool_calls_of_a_cut_reply_are_refused(stream: bool, finish_reason: str) -> None:
-    error, _ = await failure([{"tool_calls": CALLS, "finish_reason": finish_reason}], stream=stream)
+async def test_tool_calls_of_a_content_filtered_reply_are_refused_with_their_usage(stream: bool) -> None:
+    usage = {"prompt_tokens": 40, "completion_tokens": 9}
+    error, _ = await failure([{"tool_calls": CALLS, "finish_reason": "content_filter", "usage": usage}], stream=stream)
     assert isinstance(error, MalformedReply)
-    assert f"finish_reason {finish_reason}" in str(error) and "nothing was run" in str(error)
+    assert "finish_reason content_filter" in str(error) and "nothing was run" in str(error)
+    assert error.usage is not None and error.usage.total == 49
+
+
+@STREAM_MODES
+async def test_complete_tool_calls_cut_by_the_output_limit_are_kept(stream: bool) -> None:
+    # llama.cpp says "length" when the cap lands right after a call's closing tag: the calls are whole.
+    reply, _ = await complete([{"tool_calls": CALLS, "finish_reason": "length"}], stream=stream)
+    assert reply.finish_reason == "length"
+    assert [call.name for call in reply.tool_calls] == ["read_file", "write_file"]
+
+
+@STREAM_MODES
+async def test_a_tool_call_cut_by_the_output_limit_is_refused_with_its_usage(stream: bool) -> None:
+    cut = [CALLS[0], {"name": "write_file", "arguments": '{"path": "b.txt", "content": "x ='}]
+    usage = {"prompt_tokens": 130, "completion_tokens": 131}
+    error, _ = await failure([{"tool_calls": cut, "finish_reason": "length", "usage": usage}], stream=stream)
+    assert isinstance(error, MalformedReply) and "finish_reason length" in str(error)
+    assert error.usage is not None and error.usage.as_dict()["completion_tokens"] == 131
 
 
 @STREAM_MODES

@@ -19,6 +19,10 @@ chat request with the next step of a SCRIPT (a list of dicts):
 * ``{"raw": "<html>...</html>", "content_type": "text/html"}`` — HTTP 200 with exactly
   this body (text, or bytes as a list of ints) whatever mode was asked for, like a proxy
   or a wrong base_url answering with something that is not a chat completion;
+* ``{"replay": {"status": 200, "content_type": ..., "body": ...}}`` — a real server's recorded
+  answer (tests/support/data/llama, scripts/record_llama_wire.py) sent as recorded, then the connection closes;
+* ``{"forward": "http://127.0.0.1:PORT"}`` — a live turn: the request goes on to that real server
+  and its answer comes back as it was sent;
 * ``{"delay_s": 0.5, ...}`` waits first; ``{"repeat": True, ...}`` answers every
   remaining request;
 * ``{"stream_error": {...}}`` — a streamed reply that sends its content, then
@@ -72,6 +76,8 @@ import signal
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -261,7 +267,11 @@ class _ChatHandler(BaseHTTPRequestHandler):
             return
         if step.get("delay_s"):
             time.sleep(float(step["delay_s"]))
-        if "raw" in step:
+        if "replay" in step:
+            self._play_replay(step["replay"])
+        elif "forward" in step:
+            self._play_forward(str(step["forward"]), raw)
+        elif "raw" in step:
             self._play_raw(step)
         elif "status" in step:
             self._play_status(step)
@@ -289,6 +299,29 @@ class _ChatHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _play_forward(self, base: str, raw: bytes) -> None:
+        """A live turn: the request as it came, sent on to a real server; its answer relayed as it was."""
+        request = urllib.request.Request(base.rstrip("/") + self.path, data=raw, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=300) as answer:
+                recording = {"status": answer.status, "content_type": answer.headers.get("Content-Type", ""),
+                             "body": answer.read().decode("utf-8")}
+        except urllib.error.HTTPError as exc:
+            recording = {"status": exc.code, "content_type": exc.headers.get("Content-Type", ""),
+                         "body": exc.read().decode("utf-8")}
+        self._play_replay(recording)
+
+    def _play_replay(self, recording: dict[str, Any]) -> None:
+        """A real server's recorded answer (tests/support/data/llama): its status, content type and body as sent, then close."""
+        self.close_connection = True
+        self.send_response(int(recording["status"]))
+        self.send_header("Content-Type", str(recording["content_type"]))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(str(recording["body"]).encode("utf-8"))
+        self.wfile.flush()
 
     def _completion(self, reply: Reply, model: str) -> dict[str, Any]:
         completion: dict[str, Any] = {
