@@ -40,12 +40,14 @@ from k1412_ls.shell.grammar import substitution_scripts
 from k1412_ls.shell.parse import parse_line
 from k1412_ls.shell.words import program_name, strip_wrappers
 from k1412_ls.tools.approval.command_reading import (
+    GIT_COMMANDS,
     MAX_SUBSTITUTIONS,
     command_words,
     embedded_commands,
     generalized_prefix,
     needs_network,
     read_only,
+    rule_views,
     started_by_xargs,
     writes_git,
     written_paths,
@@ -62,6 +64,36 @@ _STRICTNESS = {"allow": 0, "ask": 1, "forbid": 2}
 _GIT_CONFIG_FROM_ENV = re.compile(r"\bGIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+|PARAMETERS)\b|--config-env")
 # Shell builtins that may share a line with an allowed command without taking any of its grant.
 _INERT_BUILTINS = frozenset({"cd", "pushd", "popd", ":", "exit", "sleep", "set"})
+MAX_SCRIPT_DEPTH = 3  # scripts that run scripts (make → a shell script → a sourced file), read this deep
+
+
+def uncertain_rule(words: list[str], strict: list[PrefixRule]) -> str | None:
+    """Why an ``ask``/``forbid`` rule may match ``words`` though its words cannot be compared: a word that is not
+    literal after parsing ("") where the rule's words stand, after the words before it agreed (``git $s``,
+    ``git {push,}``, ``chronic $g push``), or a git sub-command that is not a git command (an alias from a
+    config the repository or an earlier command wrote, or a ``git-*`` program). None when no rule may match."""
+    names = [program_name(w) if "/" in w else w for w in words]
+    for rule in strict:
+        size = len(rule.prefix)
+        for start in range(len(names)):
+            window = names[start:start + size]
+            if start > 0 and window and window[0] == "" and len(window) == size and size > 1 \
+                    and tuple(window[1:]) == rule.prefix[1:]:
+                return f"a word that is not literal stands where '{rule.prefix[0]}' of the rule '{' '.join(rule.prefix)}' would"
+            if start > 0 and (not window or window[0] != rule.prefix[0]):
+                continue
+            for word, wanted in zip(window, rule.prefix, strict=False):
+                if word == "":
+                    return (f"a word that is not literal (an expansion, a brace or glob pattern) stands where the rule "
+                            f"'{' '.join(rule.prefix)}' names '{wanted}'")
+                if word != wanted:
+                    break
+            if (window[:1] == ["git"] and size > 1 and rule.prefix[0] == "git" and len(window) > 1
+                    and window[1] not in GIT_COMMANDS):
+                return (f"'git {window[1]}' is not a git command (an alias from a git config, or a git-* program), "
+                        f"so the rule '{' '.join(rule.prefix)}' cannot be checked")
+    return None
+
 
 class Decision(StrEnum):
     """A user's (or the policy's) answer to one approval request."""
@@ -270,19 +302,47 @@ class ApprovalGate:
     def _base(self) -> Path:
         return self.workspace if self.workspace is not None else Path.cwd()
 
-    def _script_rules(self, words: list[str], raw: list[str], strict: list[PrefixRule],
-                      written: set[str]) -> list[PrefixRule] | None:
-        """The ``ask``/``forbid`` rules that commands in the scripts this command runs meet (make recipes, shell
-        scripts: ``tools.approval.script_reading``); None when such a script cannot be read before it runs."""
+    def _script_rules(self, words: list[str], raw: list[str], strict: list[PrefixRule], written: set[str],
+                      depth: int = 0) -> tuple[list[PrefixRule], list[str]]:
+        """The ``ask``/``forbid`` rules that commands in the scripts this command runs meet (make recipes and
+        ``$(shell …)``, shell scripts, sourced files: ``tools.approval.script_reading``), read as the line itself
+        is, scripts they run included; and why any of it cannot be read (a script the line writes, a non-literal
+        word where a rule's words stand, scripts nested too deep)."""
         texts = scripts_run_by(words, raw, self._base(), written)
         if texts is None:
-            return None
+            return [], [f"'{words[0]}' runs a script that cannot be read before it runs (written by the line, "
+                        "named by an expansion, or not a readable file)"]
+        if texts and depth >= MAX_SCRIPT_DEPTH:
+            return [], ["the scripts it runs run scripts deeper than K1412 reads"]
         met: list[PrefixRule] = []
+        unsure: list[str] = []
         for text in texts:
-            for inner in parse_line(text, nesting=1).commands:
-                inner_words = command_words(inner.argv)
-                met += [r for r in strict if r.matches(inner_words) or r.found_in(inner_words)]
-        return met
+            line = parse_line(text, nesting=1)
+            if not line.parsed or line.tampered:
+                unsure.append(f"a script '{words[0]}' runs cannot be read reliably "
+                              f"({line.tampered or 'it does not parse'})")
+            simples = list(line.commands)
+            for script in substitution_scripts(text)[:MAX_SUBSTITUTIONS]:
+                simples += list(parse_line(script, nesting=1).commands)
+            inner_written = written | written_keys(
+                [t for simple in simples for t in written_paths(command_words(simple.literal_argv), simple.writes_to)],
+                self._base())
+            for simple in simples:
+                for inner in [command_words(simple.literal_argv), *embedded_commands(simple.literal_argv)]:
+                    if not inner:
+                        continue
+                    if inner[0] == "":
+                        unsure.append(f"a program name in a script '{words[0]}' runs comes from an expansion")
+                        continue
+                    met += [r for r in strict if any(r.matches(v) or r.found_in(v) for v in rule_views(inner))]
+                    why = uncertain_rule(inner, strict)
+                    if why:
+                        unsure.append(why)
+                    deeper, unclear = self._script_rules(inner, strip_wrappers(simple.literal_argv), strict,
+                                                         inner_written, depth + 1)
+                    met += deeper
+                    unsure += unclear
+        return met, unsure
 
     def _rules(self) -> list[PrefixRule]:
         saved = self.store.rules(self.user) if self.store is not None else ()
@@ -308,14 +368,18 @@ class ApprovalGate:
             opaque = opaque or not inner_line.parsed or bool(inner_line.tampered)
             simples += list(inner_line.commands)
         for simple in simples:
-            words = command_words(simple.argv)
-            candidates.append((words, bool(simple.dynamic and words and not words[0]), simple.writes_to,
-                               strip_wrappers(simple.argv), started_by_xargs(simple.argv)))
-            candidates += [(inner, False, (), inner, False) for inner in embedded_commands(simple.argv)]
+            argv = simple.literal_argv
+            words = command_words(argv)
+            candidates.append((words, bool(words and not words[0]), simple.writes_to,
+                               strip_wrappers(argv), started_by_xargs(argv), argv))
+            candidates += [(inner, not inner[0], (), inner, False, inner)
+                           for inner in embedded_commands(argv) if inner]
         strict = [r for r in rules if r.decision != "allow"]
         written = written_keys([t for simple in simples
-                                for t in written_paths(command_words(simple.argv), simple.writes_to)], self._base())
-        for words, dynamic_program, redirects, raw, via_xargs in candidates:
+                                for t in written_paths(command_words(simple.literal_argv), simple.writes_to)],
+                               self._base())
+        unsure: list[str] = []
+        for words, dynamic_program, redirects, raw, via_xargs, argv in candidates:
             if not words:
                 continue
             if not first_words:
@@ -334,11 +398,15 @@ class ApprovalGate:
             if words is None:
                 opaque = True  # a program by a path that does not exist yet: nothing to match rules against
                 continue
-            decided = [r for r in rules if r.matches(words) or (r.decision != "allow" and r.found_in(words))]
+            decided = [r for r in rules if r.matches(words) or (r.decision != "allow" and any(
+                r.matches(v) or r.found_in(v) for v in rule_views(words)))]
             if strict:
-                from_scripts = self._script_rules(words, raw, strict, written)
-                opaque = opaque or from_scripts is None
-                decided += from_scripts or []
+                why = uncertain_rule(words, strict)
+                if why:
+                    unsure.append(why)
+                from_scripts, unclear = self._script_rules(words, raw, strict, written)
+                unsure += unclear
+                decided += from_scripts
             strictest = max((r.decision for r in decided), key=_STRICTNESS.__getitem__, default=None)
             if strictest == "forbid":
                 rule = next(r for r in decided if r.decision == "forbid")
@@ -353,7 +421,7 @@ class ApprovalGate:
             allowed = strictest == "allow"
             if allowed:
                 allowed_by.append(" ".join(next(r for r in decided if r.decision == "allow").prefix))
-            elif not (read_only(words, raw) or words[0] in _INERT_BUILTINS) \
+            elif not (read_only(words, raw, argv) or words[0] in _INERT_BUILTINS) \
                     or any(t != "/dev/null" for t in written_paths(words, redirects)):
                 uncovered.append(words[0])
             # What the command needs beyond the sandbox is granted when it is approved or a rule allows it.
@@ -371,9 +439,11 @@ class ApprovalGate:
                     wants_dirs.append(writable_dir_for(outside))
                     if not allowed:
                         reasons.append(f"it writes {outside}, outside the workspace and /tmp")
-            if self.policy.policy == "untrusted" and not allowed and not read_only(words, raw):
+            if self.policy.policy == "untrusted" and not allowed and (via_xargs or not read_only(words, raw, argv)):
                 reasons.append("the approval policy 'untrusted' asks before commands that may change things")
         opaque = opaque or bool(_GIT_CONFIG_FROM_ENV.search(command))
+        if unsure:
+            reasons += [f"the approval rules cannot be checked: {why}" for why in dict.fromkeys(unsure[:3])]
         if opaque and (self.policy.policy == "untrusted" or any(r.decision != "allow" for r in rules)):
             reasons.append("the command line cannot be read reliably (a program name comes from an expansion "
                            "or the line does not parse), so the approval rules cannot be checked")
@@ -382,7 +452,7 @@ class ApprovalGate:
         grant = Grant(network=True if wants_network else None, git_writable=wants_git,
                       writable=tuple(dict.fromkeys(wants_dirs)))
         if verdict == "allow":
-            return _narrowed(grant, allowed_by, uncovered, opaque)
+            return _narrowed(grant, allowed_by, uncovered, opaque or bool(unsure))
         request = ApprovalRequest(command, tuple(dict.fromkeys(reasons)), generalized_prefix(first_words))
         return self._ask(request, grant)
 

@@ -14,6 +14,7 @@ the approval policy treats the line as unreadable. What other programs start
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from k1412_ls.shell.words import SHELLS
@@ -35,10 +36,18 @@ def scripts_run_by(words: list[str], raw: list[str], base: Path, written: set[st
         return []
     if words[0] in ("make", "gmake"):
         return _make_recipes(raw[1:], base, written)
+    if words[0] in (".", "source"):
+        if len(raw) < 2 or not raw[1]:
+            return None  # the sourced file is named by an expansion
+        return _script(base / raw[1], written, require_shebang=False)
     if words[0] in SHELLS:
-        script = next((w for w in raw[1:] if not w.startswith("-")), None)
-        if script is None or "-c" in raw[1:]:
+        if any(w.startswith("-") and not w.startswith("--") and "c" in w for w in raw[1:]):
             return []  # an inline -c string is read by the shell model itself
+        script = next((w for w in raw[1:] if not w.startswith(("-", "+"))), None)
+        if script is None:
+            return []
+        if not script:
+            return None  # the script is named by an expansion
         return _script(base / script, written, require_shebang=False)
     if raw and "/" in raw[0]:
         return _script(base / raw[0], written, require_shebang=True)
@@ -66,7 +75,21 @@ def _make_recipes(args: list[str], base: Path, written: set[str]) -> list[str] |
     text = _read(found)
     if text is None:
         return None
-    return [line.lstrip("\t").lstrip("@-+ ") for line in text.splitlines() if line.startswith("\t")]
+    text = text.replace("\\\n", " ")
+    if _MAKE_UNREADABLE.search(text):
+        return None  # includes, another shell, eval/file/call functions: what runs is not in this text
+    scripts = [line.lstrip("\t").lstrip("@-+ ") for line in text.splitlines() if line.startswith("\t")]
+    scripts += [m.group(1) for m in _MAKE_SHELL.finditer(text)]
+    scripts += [m.group(1) for m in _MAKE_SHELL_ASSIGN.finditer(text)]
+    return scripts
+
+
+# Make constructs that run or pull in what this text does not show: other makefiles, the shell recipes run in,
+# functions that build make text or commands at run time, ``$(shell …)`` nested in another function.
+_MAKE_UNREADABLE = re.compile(r"^\s*-?s?include\b|^\s*(?:override\s+|export\s+)?(?:SHELL|\.SHELLFLAGS|MAKEFLAGS|MAKESHELL)\s*[:+?!]?="
+                              r"|\$[({]\s*(?:eval|file|call|value|guile)\b|\$[({]\s*shell\b[^)}]*[({]", re.MULTILINE)
+_MAKE_SHELL = re.compile(r"\$[({]\s*shell\s+([^)}]*)[)}]")
+_MAKE_SHELL_ASSIGN = re.compile(r"^[^\t#=]*?!=(.*)$", re.MULTILINE)
 
 
 def _script(path: Path, written: set[str], *, require_shebang: bool) -> list[str] | None:
@@ -80,8 +103,9 @@ def _script(path: Path, written: set[str], *, require_shebang: bool) -> list[str
                 first = handle.readline(256).decode("utf-8", "replace")
         except OSError:
             return None
-        if not (first.startswith("#!") and any(s in first for s in SHELLS)):
-            return []  # not a shell script (Python, a binary): its programs are not read
+        if first.startswith("\x7fELF") or (first.startswith("#!") and not any(s in first for s in SHELLS)):
+            return []  # a binary, or a script for another interpreter (Python …): its programs are not read
+        # No #! at all: the shell runs the file as a shell script itself (ENOEXEC), so it is read as one.
     text = _read(path)
     return None if text is None else [text]
 

@@ -99,7 +99,10 @@ CASES: list[tuple[str, tuple[tuple[str, str], ...], str, str]] = [
     ("on-request", (("git push", "forbid"),), "xargs -n 1 git push < /dev/null", "forbid"),
     ("on-request", (("git push", "forbid"),), "find . -maxdepth 0 -exec git push \\;", "forbid"),
     ("on-request", (("git push", "forbid"),), "g=git; $g push", "ask"),  # cannot be read: asked, not run
-    ("on-request", (("git push", "forbid"),), "git pushy", "run"),  # a different word: no rule matches
+    # Not a git command: an alias from a config the repository or an earlier command wrote, so asked …
+    ("on-request", (("git push", "forbid"),), "git pushy", "ask"),
+    ("on-request", (("git push", "forbid"),), "git status", "run"),  # … while a git command no rule names runs
+    ("on-request", (("rm", "forbid"),), "git pushy", "run"),  # and without a rule naming git, nothing is asked
     ("on-request", (("git push", "forbid"),), "flock /tmp/lk git push origin main", "forbid"),  # unknown wrapper
     ("on-request", (("git push", "forbid"),), "chronic /usr/bin/git push", "forbid"),
     ("on-request", (("git push", "forbid"),), "ln -sf /usr/bin/git ./gt && ./gt push", "ask"),  # made by the line
