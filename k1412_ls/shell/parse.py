@@ -62,6 +62,7 @@ class Simple:
     stdout_to: str | None = None  # where standard output goes when redirected to a file
     background: bool = False  # started with ``&``: the line goes on without waiting for it
     patterns: tuple[int, ...] = ()  # indexes of words bash expands as patterns (braces, globs)
+    assigned: tuple[str, ...] = ()  # variables assigned in front of the command (``LC_ALL=C sort``)
 
     @property
     def silenced(self) -> bool:
@@ -279,7 +280,7 @@ class _Walker:
                 simple.herestring if found.herestring is None else found.herestring,
                 simple.writes_to + tuple(found.writes), simple.nesting,
                 found.stdout if found.stdout is not None else simple.stdout_to, simple.background,
-                simple.patterns)
+                simple.patterns, simple.assigned)
 
     def redirect(self, redirect: Node, found: _Redirects) -> bool:
         """Record one redirection; True when it gives the command standard input."""
@@ -341,11 +342,14 @@ class _Walker:
     def command(self, node: Node, reaches: bool, stdin: bool) -> None:
         words: list[str | None] = []
         patterns: list[int] = []
+        assigned: list[str] = []
         for child in node.children:
             field_name = _field_of(node, child)
             if child.type == "variable_assignment":
                 self.assignment(child)
                 self.expressions(child)
+                name = child.child_by_field_name("name")
+                assigned.append(node_text(name) if name is not None else "")
                 continue
             if child.type == "file_redirect":
                 continue
@@ -362,7 +366,8 @@ class _Walker:
                 self.expressions(child)
         if not words:
             return
-        simple = Simple(tuple(words), node_text(node), reaches, stdin, nesting=self.nesting, patterns=tuple(patterns))
+        simple = Simple(tuple(words), node_text(node), reaches, stdin, nesting=self.nesting, patterns=tuple(patterns),
+                        assigned=tuple(assigned))
         self.commands.append(simple)
         self.inspect(simple)
 
@@ -407,7 +412,7 @@ class _Walker:
                     self.commands.append(Simple(nested.words, nested.text, nested.reaches and simple.reaches,
                                                 nested.stdin, nested.heredoc, nested.herestring, nested.writes_to,
                                                 nested.nesting, nested.stdout_to or simple.stdout_to,
-                                                nested.background, nested.patterns))
+                                                nested.background, nested.patterns, nested.assigned))
             elif program == "eval":
                 self.clean = False
 

@@ -53,6 +53,7 @@ from k1412_ls.tools.approval.command_reading import (
     written_paths,
 )
 from k1412_ls.tools.approval.script_reading import scripts_run_by, written_keys
+from k1412_ls.text.lossless import visible
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.sandbox.command_sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
 
@@ -142,9 +143,11 @@ class ApprovalRequest:
         return " ".join(self.prefix)
 
     def question(self) -> str:
-        """One paragraph for a prompt: the command and why it is asked about."""
-        shown = self.command if len(self.command) <= 300 else self.command[:300] + " …"
-        return f"K1412 wants to run `{shown}`: {'; '.join(self.reasons)}. Allow it?"
+        """One paragraph for a prompt: the whole command and why it is asked about, every control, format or bidi
+        character shown, none interpreted (``text.lossless.visible``), as the terminal prompt shows it: a cut
+        command or a raw ``ESC[2K`` would let the part the user approves differ from the part that runs."""
+        shown = visible(self.command, keep_lines=False)
+        return f"K1412 wants to run `{shown}`: {visible('; '.join(self.reasons), keep_lines=False)}. Allow it?"
 
     def as_payload(self) -> dict[str, Any]:
         return {"command": self.command, "reasons": list(self.reasons), "prefix": self.prefix_text}
@@ -370,8 +373,9 @@ class ApprovalGate:
         for simple in simples:
             argv = simple.literal_argv
             words = command_words(argv)
+            prefix_vars = [f"{name}=" for name in simple.assigned]
             candidates.append((words, bool(words and not words[0]), simple.writes_to,
-                               strip_wrappers(argv), started_by_xargs(argv), argv))
+                               strip_wrappers(argv), started_by_xargs(argv), [*prefix_vars, *argv]))
             candidates += [(inner, not inner[0], (), inner, False, inner)
                            for inner in embedded_commands(argv) if inner]
         strict = [r for r in rules if r.decision != "allow"]
@@ -439,7 +443,9 @@ class ApprovalGate:
                     wants_dirs.append(writable_dir_for(outside))
                     if not allowed:
                         reasons.append(f"it writes {outside}, outside the workspace and /tmp")
-            if self.policy.policy == "untrusted" and not allowed and (via_xargs or not read_only(words, raw, argv)):
+            if self.policy.policy == "untrusted" and not allowed and (
+                    via_xargs or not read_only(words, raw, argv)
+                    or any(t != "/dev/null" for t in written_paths(words, redirects))):
                 reasons.append("the approval policy 'untrusted' asks before commands that may change things")
         opaque = opaque or bool(_GIT_CONFIG_FROM_ENV.search(command))
         if unsure:

@@ -271,8 +271,13 @@ def sed_only_prints(script: str) -> bool:
                     return False  # e (run), w (write) or anything unknown
                 at += 1
         elif command in "aicrRbtT:":
-            end = script.find("\n", at)
-            at = len(script) if end < 0 else end
+            while True:  # text to the end of the line; a/i/c text goes on while its lines end with a backslash
+                end = script.find("\n", at)
+                if end < 0:
+                    return True
+                line, at = script[at:end], end + 1
+                if command not in "aic" or not line.endswith("\\"):
+                    break
         else:
             return False  # e, w, W, v and anything unknown
     return True
