@@ -39,6 +39,7 @@ from typing import Any
 from k1412_ls.shell.grammar import substitution_scripts
 from k1412_ls.shell.parse import parse_line
 from k1412_ls.shell.words import program_name, strip_wrappers
+from k1412_ls.text.lossless import visible
 from k1412_ls.tools.approval.command_reading import (
     GIT_COMMANDS,
     MAX_SUBSTITUTIONS,
@@ -53,7 +54,6 @@ from k1412_ls.tools.approval.command_reading import (
     written_paths,
 )
 from k1412_ls.tools.approval.script_reading import scripts_run_by, written_keys
-from k1412_ls.text.lossless import visible
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.sandbox.command_sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
 

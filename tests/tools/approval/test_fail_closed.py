@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from k1412_ls.tools.approval.approval_policy import ApprovalGate, ApprovalPolicy, ApprovalRequest, Decision, PrefixRule
+from k1412_ls.tools.approval.approval_policy import (
+    ApprovalGate,
+    ApprovalPolicy,
+    ApprovalRequest,
+    Decision,
+    PrefixRule,
+)
 from k1412_ls.tools.approval.inspection import is_inspection, sed_only_prints
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy
