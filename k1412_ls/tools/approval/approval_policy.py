@@ -25,7 +25,6 @@ means deny.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -40,8 +39,8 @@ from k1412_ls.shell.grammar import substitution_scripts
 from k1412_ls.shell.parse import parse_line
 from k1412_ls.shell.words import program_name, strip_wrappers
 from k1412_ls.text.lossless import visible
+from k1412_ls.tools.approval.allow_store import AllowStore
 from k1412_ls.tools.approval.command_reading import (
-    GIT_COMMANDS,
     MAX_SUBSTITUTIONS,
     command_words,
     embedded_commands,
@@ -53,6 +52,7 @@ from k1412_ls.tools.approval.command_reading import (
     writes_git,
     written_paths,
 )
+from k1412_ls.tools.approval.prefix_rules import PrefixRule, parse_rules, uncertain_rule
 from k1412_ls.tools.approval.script_reading import scripts_run_by, written_keys
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.sandbox.command_sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
@@ -68,58 +68,12 @@ _INERT_BUILTINS = frozenset({"cd", "pushd", "popd", ":", "exit", "sleep", "set"}
 MAX_SCRIPT_DEPTH = 3  # scripts that run scripts (make → a shell script → a sourced file), read this deep
 
 
-def uncertain_rule(words: list[str], strict: list[PrefixRule]) -> str | None:
-    """Why an ``ask``/``forbid`` rule may match ``words`` though its words cannot be compared: a word that is not
-    literal after parsing ("") where the rule's words stand, after the words before it agreed (``git $s``,
-    ``git {push,}``, ``chronic $g push``), or a git sub-command that is not a git command (an alias from a
-    config the repository or an earlier command wrote, or a ``git-*`` program). None when no rule may match."""
-    names = [program_name(w) if "/" in w else w for w in words]
-    for rule in strict:
-        size = len(rule.prefix)
-        for start in range(len(names)):
-            window = names[start:start + size]
-            if start > 0 and window and window[0] == "" and len(window) == size and size > 1 \
-                    and tuple(window[1:]) == rule.prefix[1:]:
-                return f"a word that is not literal stands where '{rule.prefix[0]}' of the rule '{' '.join(rule.prefix)}' would"
-            if start > 0 and (not window or window[0] != rule.prefix[0]):
-                continue
-            for word, wanted in zip(window, rule.prefix, strict=False):
-                if word == "":
-                    return (f"a word that is not literal (an expansion, a brace or glob pattern) stands where the rule "
-                            f"'{' '.join(rule.prefix)}' names '{wanted}'")
-                if word != wanted:
-                    break
-            if (window[:1] == ["git"] and size > 1 and rule.prefix[0] == "git" and len(window) > 1
-                    and window[1] not in GIT_COMMANDS):
-                return (f"'git {window[1]}' is not a git command (an alias from a git config, or a git-* program), "
-                        f"so the rule '{' '.join(rule.prefix)}' cannot be checked")
-    return None
-
-
 class Decision(StrEnum):
     """A user's (or the policy's) answer to one approval request."""
 
     ALLOW_ONCE = "allow_once"
     ALLOW_ALWAYS = "allow_always"
     DENY = "deny"
-
-
-@dataclass(frozen=True)
-class PrefixRule:
-    """Commands whose leading words are ``prefix`` get ``decision``."""
-
-    prefix: tuple[str, ...]
-    decision: str
-
-    def matches(self, words: list[str]) -> bool:
-        return len(words) >= len(self.prefix) and tuple(words[:len(self.prefix)]) == self.prefix
-
-    def found_in(self, words: list[str]) -> bool:
-        """The prefix anywhere in the words (program words by name): how ``ask``/``forbid`` rules also meet a
-        program that a wrapper K1412 does not know starts (``flock /tmp/l git push``)."""
-        names = [program_name(w) if "/" in w else w for w in words]
-        size = len(self.prefix)
-        return any(tuple(names[i:i + size]) == self.prefix for i in range(1, len(names) - size + 1))
 
 
 @dataclass(frozen=True)
@@ -235,39 +189,6 @@ def _narrowed(grant: Grant, allowed_by: list[str], uncovered: list[str], opaque:
     return Grant(withheld=(f"The approval rule {rules} grants {' and '.join(wanted)} only to the commands it matches, and "
                            f"this line {also}, so it ran without {' or '.join(wanted)}; run the allowed command on a "
                            "line of its own to use the grant."))
-
-
-class AllowStore:
-    """"Always allow" answers per user, kept in the state directory (hidden from commands)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def _read(self) -> dict[str, list[str]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def rules(self, user: str) -> tuple[PrefixRule, ...]:
-        with self._lock:
-            entries = self._read().get(user, [])
-        return tuple(PrefixRule(tuple(p.split()), "allow") for p in entries if isinstance(p, str) and p.split())
-
-    def add(self, user: str, prefix: tuple[str, ...]) -> None:
-        with self._lock:
-            data = self._read()
-            entries = [p for p in data.get(user, []) if isinstance(p, str)]
-            text = " ".join(prefix)
-            if text not in entries:
-                entries.append(text)
-            data[user] = entries
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-            os.replace(tmp, self.path)
 
 
 Emit = Callable[[str, dict[str, Any]], None]
@@ -497,11 +418,6 @@ class ApprovalGate:
     def _decided(self, command: str, decision: str, by: str, prefix: str) -> None:
         if self.emit is not None:
             self.emit("approval.decided", {"command": command, "decision": decision, "by": by, "prefix": prefix})
-
-
-def parse_rules(raw: list[dict[str, Any]]) -> tuple[PrefixRule, ...]:
-    """``[[approval.rules]]`` tables as rules (validated by the configuration model first)."""
-    return tuple(PrefixRule(tuple(str(r["prefix"]).split()), str(r["decision"])) for r in raw)
 
 
 __all__ = ["ALLOW_ONCE_TITLE", "DENY_TITLE", "AllowStore", "ApprovalGate", "ApprovalPolicy", "ApprovalRequest",

@@ -72,8 +72,8 @@ def command_words(simple_words: list[str]) -> list[str]:
         words = ["git", words[0][len("git-"):], *words[1:]]  # /usr/lib/git-core/git-push → git push
     if words[0] == "git":
         sub = git_subcommand(words[1:])
-        if sub:
-            at = 1 + git_subcommand_index(words[1:])
+        at = 1 + git_subcommand_index(words[1:])
+        if at < len(words):  # a sub-command, literal or not ("")
             aliases = _git_aliases(words[1:at])
             if sub in aliases:  # git -c alias.p=push p → git push
                 expanded = [w for s in parse_line(aliases[sub], nesting=1).commands for w in s.argv][:8]
