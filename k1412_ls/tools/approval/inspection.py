@@ -328,12 +328,25 @@ def _git_only_reads(args: list[str]) -> bool:
     return reader is not None and _options_fit(reader, args[at + 1:])
 
 
+# Programs none of whose options write a file or run a program: a word that is not literal (``cat "$f"``,
+# ``grep x *.py``) may expand to any option and they still only read. For every other reader such a word could
+# be ``--compress-program=sh``, ``-delete``, a sed script or a second ``uniq`` operand, so it is not inspection.
+_ANY_WORD_SAFE = frozenset({
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "cut", "tr", "nl", "stat", "du", "df", "pwd",
+    "basename", "dirname", "realpath", "readlink", "whoami", "id", "uname", "sha256sum", "sha1sum", "sha512sum",
+    "md5sum", "od", "hexdump", "column", "cmp", "diff", "echo", "printf", "true", "false", "test", "[", "[[",
+})
+
+
 def is_inspection(words: list[str]) -> bool:
-    """Whether a simple command (its words as written, wrappers removed) provably only reads and prints."""
+    """Whether a simple command (its words as written, wrappers removed, "" for a word that is not literal)
+    provably only reads and prints."""
     if not words or any(not w for w in words[:1]):
         return not words
     program = words[0]
     args = words[1:]
+    if "" in args and program not in _ANY_WORD_SAFE:
+        return False
     if program == "git":
         return _git_only_reads(args)
     if program == "find":

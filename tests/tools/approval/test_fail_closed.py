@@ -181,7 +181,21 @@ UNTRUSTED: list[tuple[str, str]] = [
     ("cat a.txt", "less a.txt"),
     ("file a.txt", "file -C -m magic"),
     ("grep -rn foo .", "grep -rn foo . --devices=read --include=x > out.txt"),
+    # A word that is not literal may expand to any option (a file named --compress-program=sh, a variable).
+    ("sort a.txt", "sort *.txt"),
+    ("sort a.txt", 'sort "$opt" a.txt'),
+    ("uniq a.txt", "uniq *.txt"),
+    ("find . -type f", "find $where -type f"),
+    ("sed -n 1p a.txt", 'sed "$script" a.txt'),
+    ("awk '{print}' a.txt", 'awk "$program" a.txt'),
+    ("git log -1", "git log $range"),
+    ("cat a.txt", "cat a.txt; $reader a.txt"),
 ]
+
+
+@pytest.mark.parametrize("command", ["cat *.txt", 'grep -n foo "$f"', "ls -la $dir", "wc -l {a,b}.txt"])
+def test_readers_without_any_dangerous_option_take_words_that_are_not_literal(tmp_path: Path, command: str) -> None:
+    assert decide(tmp_path, command, forbid=None, policy="untrusted") == "run"
 
 
 @pytest.mark.parametrize(("safe", "unsafe"), UNTRUSTED, ids=[u for _, u in UNTRUSTED])
