@@ -13,6 +13,7 @@ the approval policy treats the line as unreadable. What other programs start
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -36,6 +37,8 @@ def scripts_run_by(words: list[str], raw: list[str], base: Path, written: set[st
         return []
     if words[0] in ("make", "gmake"):
         return _make_recipes(raw[1:], base, written)
+    if words[0] in ("npm", "pnpm", "yarn"):
+        return _package_scripts(words, base, written)
     if words[0] in (".", "source"):
         if len(raw) < 2 or not raw[1]:
             return None  # the sourced file is named by an expansion
@@ -90,6 +93,45 @@ _MAKE_UNREADABLE = re.compile(r"^\s*-?s?include\b|^\s*(?:override\s+|export\s+)?
                               r"|\$[({]\s*(?:eval|file|call|value|guile)\b|\$[({]\s*shell\b[^)}]*[({]", re.MULTILINE)
 _MAKE_SHELL = re.compile(r"\$[({]\s*shell\s+([^)}]*)[)}]")
 _MAKE_SHELL_ASSIGN = re.compile(r"^[^\t#=]*?!=(.*)$", re.MULTILINE)
+
+
+_NPM_LIFECYCLE = {"test": ["pretest", "test", "posttest"], "start": ["prestart", "start", "poststart"],
+                  "stop": ["prestop", "stop", "poststop"], "restart": ["prerestart", "restart", "postrestart"],
+                  "install": ["preinstall", "install", "postinstall", "prepare"], "i": ["preinstall", "install",
+                  "postinstall", "prepare"], "ci": ["preinstall", "install", "postinstall", "prepare"],
+                  "publish": ["prepublishOnly", "prepack", "prepare", "postpack", "publish", "postpublish"]}
+
+
+def _package_scripts(words: list[str], base: Path, written: set[str]) -> list[str] | None:
+    """The ``package.json`` scripts ``npm run X`` (``npm test``, ``yarn X``, ``pnpm X``, install hooks) runs."""
+    args = [w for w in words[1:] if not w.startswith("-")]
+    if not args:
+        return [] if words[0] != "yarn" else _package_scripts([words[0], "install"], base, written)
+    if args[0] in ("run", "run-script", "rum", "urn"):
+        if len(args) < 2:
+            return []
+        names = [f"pre{args[1]}", args[1], f"post{args[1]}"] if args[1] else [""]
+    elif args[0] in _NPM_LIFECYCLE:
+        names = _NPM_LIFECYCLE[args[0]]
+    elif words[0] in ("yarn", "pnpm"):
+        names = [f"pre{args[0]}", args[0], f"post{args[0]}"] if args[0] else [""]
+    else:
+        return []
+    if "" in names:
+        return None  # the script's name comes from an expansion
+    path = base / "package.json"
+    if _key(path) in written:
+        return None
+    if not path.is_file():
+        return []
+    text = _read(path)
+    try:
+        scripts = json.loads(text or "").get("scripts", {})
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(scripts, dict):
+        return None
+    return [str(scripts[name]) for name in names if name in scripts]
 
 
 def _script(path: Path, written: set[str], *, require_shebang: bool) -> list[str] | None:

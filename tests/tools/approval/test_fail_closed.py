@@ -100,6 +100,13 @@ FAIL_CLOSED: list[tuple[dict[str, str], str, str]] = [
     ({"Makefile": "SHELL := ./myshell\nall:\n\t@echo hi\n"}, "make", "ask"),
     ({"Makefile": "GIT = git\nall:\n\t$(GIT) push\n"}, "make", "ask"),
     ({"Makefile": "all:\n\t./deploy.sh\n", "deploy.sh": PUSH_SCRIPT}, "make", "forbid"),
+    # package.json scripts: another alias mechanism a repository (or an earlier command) writes.
+    ({"package.json": '{"scripts": {"ship": "git push origin main"}}'}, "npm run ship", "forbid"),
+    ({"package.json": '{"scripts": {"posttest": "git push"}}'}, "npm test", "forbid"),
+    ({"package.json": '{"scripts": {"ship": "./deploy.sh"}}', "deploy.sh": PUSH_SCRIPT}, "yarn ship", "forbid"),
+    ({"package.json": '{"scripts": {"ship": "git $(echo push)"}}'}, "pnpm run ship", "ask"),
+    ({}, "npm run $task", "ask"),
+    ({}, "printf '{}' > package.json && npm run ship", "ask"),
 ]
 
 
