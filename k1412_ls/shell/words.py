@@ -88,7 +88,7 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "npx": frozenset({"-p", "--package"}), "pnpx": frozenset(), "bunx": frozenset(),
     "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-U", "-X"}),
     "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-n"}), "chrt": frozenset({"-p"}),
-    "taskset": frozenset({"-p", "-c"}), "unshare": frozenset(),
+    "taskset": frozenset({"-p", "-c"}), "unshare": frozenset(), "busybox": frozenset(),
 }
 
 

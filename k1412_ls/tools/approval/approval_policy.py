@@ -25,9 +25,11 @@ means deny.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -66,6 +68,17 @@ _GIT_CONFIG_FROM_ENV = re.compile(r"\bGIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+|PARA
 # Shell builtins that may share a line with an allowed command without taking any of its grant.
 _INERT_BUILTINS = frozenset({"cd", "pushd", "popd", ":", "exit", "sleep", "set"})
 MAX_SCRIPT_DEPTH = 3  # scripts that run scripts (make → a shell script → a sourced file), read this deep
+
+
+def _digest(path: Path) -> bytes:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return b""
+    return digest.digest()
 
 
 class Decision(StrEnum):
@@ -219,9 +232,35 @@ class ApprovalGate:
         if not os.path.lexists(path):
             return None
         real = program_name(os.path.realpath(path))
-        if real == words[0] or not words:
+        if not words:
+            return words
+        real = self._same_program(path, real)
+        if real == words[0]:
             return words
         return command_words([real, *raw[1:]])
+
+    def _same_program(self, path: Path, name: str) -> str:
+        """The name of the program a ``ask``/``forbid`` rule names that ``path`` is a copy or hard link of
+        (``cp /usr/bin/git ./g`` earlier, then ``./g push``); else ``name``."""
+        try:
+            info = path.stat()
+        except OSError:
+            return name
+        for rule in self._rules():
+            wanted = rule.prefix[0]
+            if rule.decision == "allow" or wanted == name or "/" in wanted:
+                continue
+            found = shutil.which(wanted)
+            if found is None:
+                continue
+            try:
+                target = os.stat(found)
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) == (target.st_dev, target.st_ino) or (
+                    info.st_size == target.st_size and _digest(path) == _digest(Path(found))):
+                return wanted
+        return name
 
     def _base(self) -> Path:
         return self.workspace if self.workspace is not None else Path.cwd()

@@ -7,6 +7,7 @@ unasked (so the question comes from the option).
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 
@@ -84,6 +85,7 @@ FAIL_CLOSED: list[tuple[dict[str, str], str, str]] = [
     ({}, "git remote-ext origin 'sh -c x'", "forbid"),
     ({}, "git subtree push --prefix=lib origin main", "forbid"),
     ({}, "exec git push", "forbid"),
+    ({}, "busybox sh -c 'git push'", "forbid"),
     # Sourced, generated and shebang-less scripts; scripts that run scripts.
     ({"deploy.sh": PUSH_SCRIPT}, "source ./deploy.sh", "forbid"),
     ({"deploy.sh": PUSH_SCRIPT}, ". deploy.sh", "forbid"),
@@ -224,3 +226,14 @@ def test_sed_scripts_are_read_command_by_command(script: str, prints: bool) -> N
 def test_inspection_never_takes_an_empty_or_unknown_program() -> None:
     assert not is_inspection(["", "a.txt"]) and not is_inspection(["python3", "-c", "print(1)"])
     assert is_inspection(["cat", "-n", "a.txt"]) and not is_inspection(["cat", "--bogus", "a.txt"])
+
+
+def test_a_copy_or_hard_link_of_a_program_a_rule_names_is_that_program(tmp_path: Path) -> None:
+    git = shutil.which("git")
+    assert git is not None
+    shutil.copy(git, tmp_path / "g")
+    (tmp_path / "g").chmod(0o755)
+    assert decide(tmp_path, "./g push origin main") == "forbid"
+    assert decide(tmp_path, "./g push origin main", forbid=None) == "run"  # control: the copy runs without the rule
+    (tmp_path / "other").write_bytes(b"\x7fELF" + b"\0" * 64)
+    assert decide(tmp_path, "./other push") == "run"  # a program that is not git is not matched as git
