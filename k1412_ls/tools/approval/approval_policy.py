@@ -43,6 +43,7 @@ from k1412_ls.shell.words import program_name, strip_wrappers
 from k1412_ls.text.lossless import visible
 from k1412_ls.tools.approval.allow_store import AllowStore
 from k1412_ls.tools.approval.command_reading import (
+    GIT_COMMANDS,
     MAX_SUBSTITUTIONS,
     command_words,
     embedded_commands,
@@ -55,9 +56,10 @@ from k1412_ls.tools.approval.command_reading import (
     written_paths,
 )
 from k1412_ls.tools.approval.prefix_rules import PrefixRule, parse_rules, uncertain_rule
-from k1412_ls.tools.approval.script_reading import scripts_run_by, written_keys
+from k1412_ls.tools.approval.script_reading import repo_git_aliases, scripts_run_by, written_keys
+from k1412_ls.tools.approval.write_reach import outside_writable, writable_dir_for
 from k1412_ls.tools.errors import ToolError
-from k1412_ls.tools.sandbox.command_sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
+from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)
 
@@ -142,47 +144,6 @@ class Grant:
         return policy
 
 
-def outside_writable(path: str, workspace: Path | None, writable: tuple[str, ...]) -> str | None:
-    """The normalized path when it lies outside every place a command may write, else None."""
-    home = os.environ.get("HOME") or str(Path.home())
-    if path.startswith("~/") or path == "~":
-        path = home + path[1:]
-    if not os.path.isabs(path):
-        if workspace is None or not path.startswith(".."):
-            return None  # relative to the command's directory inside the workspace
-        path = os.path.join(workspace, path)
-    path = os.path.normpath(path)
-    allowed = ["/tmp", "/dev", "/proc/self", *(os.path.expanduser(w) for w in writable)]
-    if workspace is not None:
-        allowed.append(str(workspace))
-    if any(path == root or path.startswith(root.rstrip("/") + "/") for root in allowed):
-        return None
-    return path
-
-
-def writable_dir_for(path: str) -> str:
-    """What an approval of a write to ``path`` makes writable.
-
-    The deepest existing directory that holds it, unless that directory holds
-    start-up files, secrets or K1412's own config (``$HOME``, ``~/.config``):
-    then only the file itself, which K1412 creates empty when the command is
-    approved, so the approval cannot widen to ``~/.bash_login`` and the like.
-    """
-    current = path if os.path.isdir(path) else os.path.dirname(path)
-    while current != "/" and not os.path.isdir(current):
-        current = os.path.dirname(current)
-    if _holds_protected(current) and not os.path.isdir(path):
-        return path
-    return current
-
-
-def _holds_protected(directory: str) -> bool:
-    home = os.path.realpath(os.environ.get("HOME") or str(Path.home()))
-    protected = [os.path.join(home, name) for name in (*STARTUP_FILES, *SECRET_PATHS)]
-    root = directory.rstrip("/") + "/"
-    return directory in ("/", home) or home.startswith(root) or any(p.startswith(root) for p in protected)
-
-
 def _narrowed(grant: Grant, allowed_by: list[str], uncovered: list[str], opaque: bool) -> Grant:
     """A rule's grant, or none when the line runs more than the rule covers.
 
@@ -261,6 +222,20 @@ class ApprovalGate:
                     info.st_size == target.st_size and _digest(path) == _digest(Path(found))):
                 return wanted
         return name
+
+    def _alias_rules(self, words: list[str], strict: list[PrefixRule]) -> list[PrefixRule]:
+        """The ``ask``/``forbid`` rules ``git ALIAS`` meets through the repository's own alias of that name."""
+        if len(words) < 2 or words[0] != "git" or not words[1] or words[1] in GIT_COMMANDS:
+            return []
+        value = repo_git_aliases(self._base()).get(words[1].lower())
+        if not value:
+            return []
+        text = value[1:] if value.startswith("!") else "git " + value
+        met: list[PrefixRule] = []
+        for inner in parse_line(text, nesting=1).commands:
+            expanded = command_words([*inner.literal_argv, *(words[2:] if not value.startswith("!") else [])])
+            met += [r for r in strict if any(r.matches(v) or r.found_in(v) for v in rule_views(expanded))]
+        return met
 
     def _base(self) -> Path:
         return self.workspace if self.workspace is not None else Path.cwd()
@@ -365,6 +340,7 @@ class ApprovalGate:
             decided = [r for r in rules if r.matches(words) or (r.decision != "allow" and any(
                 r.matches(v) or r.found_in(v) for v in rule_views(words)))]
             if strict:
+                decided += self._alias_rules(words, strict)
                 why = uncertain_rule(words, strict)
                 if why:
                     unsure.append(why)

@@ -134,6 +134,52 @@ def _package_scripts(words: list[str], base: Path, written: set[str]) -> list[st
     return [str(scripts[name]) for name in names if name in scripts]
 
 
+_CONFIG_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*(.*)$')
+_CONFIG_ENTRY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*?)\s*$")
+
+
+def repo_git_aliases(base: Path) -> dict[str, str]:
+    """The ``[alias]`` entries of the repository's git config at ``base`` (``.git/config``, a worktree's
+    ``gitdir:``, and the files its ``[include]``/``[includeIf]`` sections name), lower-cased names to values.
+
+    Only for matching rules more precisely: a git sub-command that is not a git command is asked about
+    whether or not it is found here (other configs, includes this reader does not follow, ``git-*`` programs).
+    """
+    git = base / ".git"
+    if git.is_file():
+        head = _read(git) or ""
+        if head.startswith("gitdir:"):
+            git = (base / head[len("gitdir:"):].strip()).resolve()
+    found: dict[str, str] = {}
+    _read_config(git / "config", found, depth=0)
+    return found
+
+
+def _read_config(path: Path, found: dict[str, str], depth: int) -> None:
+    try:
+        if not path.is_file():
+            return  # FIFOs and devices are never opened
+    except OSError:
+        return
+    text = _read(path)
+    if text is None or depth > 3:
+        return
+    section = ""
+    for line in text.splitlines():
+        match = _CONFIG_SECTION.match(line)
+        if match:
+            section, line = match.group(1).lower(), match.group(2)
+        entry = _CONFIG_ENTRY.match(line)
+        if entry is None:
+            continue
+        name, value = entry.group(1).lower(), entry.group(2).split(" #")[0].split(" ;")[0].strip().strip('"')
+        if section == "alias":
+            found.setdefault(name, value)
+        elif section in ("include", "includeif") and name == "path":
+            target = Path(os.path.expanduser(value))
+            _read_config(target if target.is_absolute() else path.parent / target, found, depth + 1)
+
+
 def _script(path: Path, written: set[str], *, require_shebang: bool) -> list[str] | None:
     if _key(path) in written:
         return None
@@ -172,4 +218,4 @@ def written_keys(targets: list[str], base: Path) -> set[str]:
     return {_key(base / t) if not os.path.isabs(t) else _key(Path(t)) for t in targets if t}
 
 
-__all__ = ["MAKEFILES", "MAX_SCRIPT_BYTES", "scripts_run_by", "written_keys"]
+__all__ = ["MAKEFILES", "MAX_SCRIPT_BYTES", "repo_git_aliases", "scripts_run_by", "written_keys"]

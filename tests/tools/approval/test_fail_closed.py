@@ -78,7 +78,10 @@ FAIL_CLOSED: list[tuple[dict[str, str], str, str]] = [
     ({}, 'sh -c "git $s"', "ask"),
     ({}, 'eval "$cmd"', "ask"),
     # git: aliases from any config (the repository's, one an earlier command wrote), the push family.
-    ({".git/config": "[alias]\n\tp = push\n"}, "git p origin main", "ask"),
+    ({".git/config": "[alias]\n\tp = push\n"}, "git p origin main", "forbid"),  # the repository's alias, read
+    ({".git/config": "[include]\n\tpath = ../al.cfg\n", "al.cfg": "[alias]\n\tp = !git push\n"}, "git p", "forbid"),
+    ({".git/config": "[alias]\n\tst = status\n"}, "git p origin main", "ask"),  # an alias from elsewhere
+    ({".git/config": "[help]\n\tautocorrect = immediate\n"}, "git psuh", "ask"),  # git would run push
     ({}, "git -c alias.p=push p", "forbid"),
     ({}, "git send-pack origin main", "forbid"),
     ({}, "git http-push https://127.0.0.1:9/r main", "forbid"),
