@@ -56,7 +56,12 @@ from k1412_ls.tools.approval.command_reading import (
     written_paths,
 )
 from k1412_ls.tools.approval.prefix_rules import PrefixRule, parse_rules, uncertain_rule
-from k1412_ls.tools.approval.script_reading import repo_git_aliases, scripts_run_by, written_keys
+from k1412_ls.tools.approval.script_reading import (
+    repo_config_runs_programs,
+    repo_git_aliases,
+    scripts_run_by,
+    written_keys,
+)
 from k1412_ls.tools.approval.write_reach import outside_writable, writable_dir_for
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy
@@ -381,7 +386,8 @@ class ApprovalGate:
                         reasons.append(f"it writes {outside}, outside the workspace and /tmp")
             if self.policy.policy == "untrusted" and not allowed and (
                     via_xargs or not read_only(words, raw, argv)
-                    or any(t != "/dev/null" for t in written_paths(words, redirects))):
+                    or any(t != "/dev/null" for t in written_paths(words, redirects))
+                    or (words[0] == "git" and repo_config_runs_programs(self._base()))):
                 reasons.append("the approval policy 'untrusted' asks before commands that may change things")
         opaque = opaque or bool(_GIT_CONFIG_FROM_ENV.search(command))
         if unsure:

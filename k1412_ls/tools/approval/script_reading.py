@@ -150,21 +150,49 @@ def repo_git_aliases(base: Path) -> dict[str, str]:
         head = _read(git) or ""
         if head.startswith("gitdir:"):
             git = (base / head[len("gitdir:"):].strip()).resolve()
+    entries: list[tuple[str, str, str]] = []
+    _read_config(git / "config", entries, depth=0)
     found: dict[str, str] = {}
-    _read_config(git / "config", found, depth=0)
+    for section, name, value in entries:
+        if section == "alias":
+            found.setdefault(name, value)
     return found
 
 
-def _read_config(path: Path, found: dict[str, str], depth: int) -> None:
+# Repository settings that make a reading git command run a program: the fsmonitor hook (``git status``), an
+# external diff and textconv drivers (``git diff``/``log -p``), clean/smudge/process filters, signature programs.
+_RUNS_PROGRAMS = frozenset({("core", "fsmonitor"), ("diff", "external")})
+_RUNS_PROGRAM_NAMES = frozenset({"textconv", "clean", "smudge", "process", "program", "command", "driver"})
+
+
+def repo_config_runs_programs(base: Path) -> bool:
+    """Whether the repository's own config (as :func:`repo_git_aliases` reads it) names a program that git's
+    reading commands start; a config that cannot be read counts as naming one."""
+    git = base / ".git"
+    if git.is_file():
+        head = _read(git) or ""
+        if head.startswith("gitdir:"):
+            git = (base / head[len("gitdir:"):].strip()).resolve()
+    entries: list[tuple[str, str, str]] = []
+    if not _read_config(git / "config", entries, depth=0):
+        return True
+    return any((section, name) in _RUNS_PROGRAMS or name in _RUNS_PROGRAM_NAMES for section, name, _ in entries)
+
+
+def _read_config(path: Path, found: list[tuple[str, str, str]], depth: int) -> bool:
+    """Read ``path`` and the files it includes into ``found``; False when some of it cannot be read."""
     try:
+        if not path.exists():
+            return True
         if not path.is_file():
-            return  # FIFOs and devices are never opened
+            return False  # FIFOs and devices are never opened
     except OSError:
-        return
+        return False
     text = _read(path)
     if text is None or depth > 3:
-        return
+        return False
     section = ""
+    whole = True
     for line in text.splitlines():
         match = _CONFIG_SECTION.match(line)
         if match:
@@ -173,11 +201,11 @@ def _read_config(path: Path, found: dict[str, str], depth: int) -> None:
         if entry is None:
             continue
         name, value = entry.group(1).lower(), entry.group(2).split(" #")[0].split(" ;")[0].strip().strip('"')
-        if section == "alias":
-            found.setdefault(name, value)
-        elif section in ("include", "includeif") and name == "path":
+        found.append((section, name, value))
+        if section in ("include", "includeif") and name == "path":
             target = Path(os.path.expanduser(value))
-            _read_config(target if target.is_absolute() else path.parent / target, found, depth + 1)
+            whole = _read_config(target if target.is_absolute() else path.parent / target, found, depth + 1) and whole
+    return whole
 
 
 def _script(path: Path, written: set[str], *, require_shebang: bool) -> list[str] | None:
@@ -218,4 +246,4 @@ def written_keys(targets: list[str], base: Path) -> set[str]:
     return {_key(base / t) if not os.path.isabs(t) else _key(Path(t)) for t in targets if t}
 
 
-__all__ = ["MAKEFILES", "MAX_SCRIPT_BYTES", "repo_git_aliases", "scripts_run_by", "written_keys"]
+__all__ = ["MAKEFILES", "MAX_SCRIPT_BYTES", "repo_config_runs_programs", "repo_git_aliases", "scripts_run_by", "written_keys"]

@@ -240,3 +240,14 @@ def test_a_copy_or_hard_link_of_a_program_a_rule_names_is_that_program(tmp_path:
     assert decide(tmp_path, "./g push origin main", forbid=None) == "run"  # control: the copy runs without the rule
     (tmp_path / "other").write_bytes(b"\x7fELF" + b"\0" * 64)
     assert decide(tmp_path, "./other push") == "run"  # a program that is not git is not matched as git
+
+
+@pytest.mark.parametrize("config", [
+    "[core]\n\tfsmonitor = ./hook.sh\n", "[diff]\n\texternal = ./d.sh\n", '[diff "x"]\n\ttextconv = ./t.sh\n',
+    '[filter "lfs"]\n\tclean = ./c.sh\n', "[include]\n\tpath = ../more.cfg\n",
+])
+def test_git_inspection_in_a_repository_whose_config_runs_programs_is_asked(tmp_path: Path, config: str) -> None:
+    plant(tmp_path, {".git/config": "[core]\n\tbare = false\n"})
+    assert decide(tmp_path, "git status", forbid=None, policy="untrusted") == "run"  # control: a plain config
+    plant(tmp_path, {".git/config": config, "more.cfg": "[core]\n\tfsmonitor = ./hook.sh\n"})
+    assert decide(tmp_path, "git status", forbid=None, policy="untrusted") == "ask"
