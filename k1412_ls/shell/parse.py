@@ -33,6 +33,7 @@ from k1412_ls.shell.grammar import bash_parser
 from k1412_ls.shell.words import (
     SHELLS,
     inline_script,
+    is_pattern,
     is_statement,
     node_text,
     reads_script_from_input,
@@ -60,6 +61,8 @@ class Simple:
     nesting: int = 0  # 0 for the line itself, 1 inside a bash -c string, …
     stdout_to: str | None = None  # where standard output goes when redirected to a file
     background: bool = False  # started with ``&``: the line goes on without waiting for it
+    patterns: tuple[int, ...] = ()  # indexes of words bash expands as patterns (braces, globs)
+    assigned: tuple[str, ...] = ()  # variables assigned in front of the command (``LC_ALL=C sort``)
 
     @property
     def silenced(self) -> bool:
@@ -70,6 +73,12 @@ class Simple:
     def argv(self) -> list[str]:
         """The words with unknown (expanded) words as empty strings."""
         return [w if w is not None else "" for w in self.words]
+
+    @property
+    def literal_argv(self) -> list[str]:
+        """The words with every word that is not literal after parsing (an expansion, a brace or glob
+        pattern) as an empty string: what approval rules may trust."""
+        return ["" if w is None or i in self.patterns else w for i, w in enumerate(self.words)]
 
     @property
     def dynamic(self) -> bool:
@@ -270,7 +279,8 @@ class _Walker:
                 simple.stdin or stdin, simple.heredoc if found.heredoc is None else found.heredoc,
                 simple.herestring if found.herestring is None else found.herestring,
                 simple.writes_to + tuple(found.writes), simple.nesting,
-                found.stdout if found.stdout is not None else simple.stdout_to)
+                found.stdout if found.stdout is not None else simple.stdout_to, simple.background,
+                simple.patterns, simple.assigned)
 
     def redirect(self, redirect: Node, found: _Redirects) -> bool:
         """Record one redirection; True when it gives the command standard input."""
@@ -331,24 +341,33 @@ class _Walker:
 
     def command(self, node: Node, reaches: bool, stdin: bool) -> None:
         words: list[str | None] = []
+        patterns: list[int] = []
+        assigned: list[str] = []
         for child in node.children:
             field_name = _field_of(node, child)
             if child.type == "variable_assignment":
                 self.assignment(child)
                 self.expressions(child)
+                name = child.child_by_field_name("name")
+                assigned.append(node_text(name) if name is not None else "")
                 continue
             if child.type == "file_redirect":
                 continue
             if field_name == "name" or child.type == "command_name":
                 inner = child.named_children[0] if child.named_children else child
+                if is_pattern(inner):
+                    patterns.append(len(words))
                 words.append(word_value(inner))
                 self.expressions(child)
             elif field_name == "argument" or child.is_named:
+                if is_pattern(child):
+                    patterns.append(len(words))
                 words.append(word_value(child))
                 self.expressions(child)
         if not words:
             return
-        simple = Simple(tuple(words), node_text(node), reaches, stdin, nesting=self.nesting)
+        simple = Simple(tuple(words), node_text(node), reaches, stdin, nesting=self.nesting, patterns=tuple(patterns),
+                        assigned=tuple(assigned))
         self.commands.append(simple)
         self.inspect(simple)
 
@@ -368,6 +387,8 @@ class _Walker:
             self.taint("the line changes how shell functions and traps behave (shopt extdebug)")
         elif program == "set" and any(a == "+o" for a in argv[1:]) and "pipefail" in argv:
             self.taint("the line turns pipefail off (set +o pipefail), hiding failures inside pipelines")
+        if program in SHELLS and inline_script(argv) == "" and not _literal_script(simple):
+            self.taint(f"the line gives {program} -c a script built at run time")
         if program in SHELLS and inline_script(argv) is None and reads_script_from_input(argv):
             self.taint(f"the line feeds {program} a script the parser cannot read (from a pipe or input)")
         elif program == "eval" and simple.dynamic:
@@ -390,9 +411,20 @@ class _Walker:
                 for nested in inner.commands:
                     self.commands.append(Simple(nested.words, nested.text, nested.reaches and simple.reaches,
                                                 nested.stdin, nested.heredoc, nested.herestring, nested.writes_to,
-                                                nested.nesting, nested.stdout_to or simple.stdout_to))
+                                                nested.nesting, nested.stdout_to or simple.stdout_to,
+                                                nested.background, nested.patterns, nested.assigned))
             elif program == "eval":
                 self.clean = False
+
+
+def _literal_script(simple: Simple) -> bool:
+    """Whether the ``-c`` script of a shell command is a literal (possibly empty) word."""
+    argv = simple.argv
+    for index, word in enumerate(argv):
+        if word == "" and simple.words[index] is None and index > 0 and argv[index - 1].startswith("-") \
+                and "c" in argv[index - 1]:
+            return False
+    return True
 
 
 def _field_of(parent: Node, child: Node) -> str | None:

@@ -53,6 +53,23 @@ def word_value(node: Node) -> str | None:
     return None
 
 
+_BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_GLOB = re.compile(r"[*?]|\[.+\]|[@!+]\(")
+
+
+def is_pattern(node: Node) -> bool:
+    """Whether bash expands the word as a pattern: brace expansion (``{push,}``, ``{a..c}``) or a glob
+    (``pus?``, ``*``, ``[p]ush``, extglob) in its unquoted parts; quoted parts count as plain text."""
+    if node.type == "word":
+        unquoted = node_text(node)
+    elif node.type == "concatenation":
+        unquoted = "".join(node_text(c) if c.type == "word" or not c.is_named else "x" for c in node.children)
+    else:
+        return False
+    unquoted = re.sub(r"\\.", "x", unquoted, flags=re.DOTALL)
+    return bool(_BRACE.search(unquoted) or _GLOB.search(unquoted))
+
+
 def node_text(node: Node) -> str:
     return (node.text or b"").decode("utf-8", "replace")
 
@@ -71,7 +88,7 @@ WRAPPERS: dict[str, frozenset[str]] = {
     "npx": frozenset({"-p", "--package"}), "pnpx": frozenset(), "bunx": frozenset(),
     "strace": frozenset({"-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-U", "-X"}),
     "ltrace": frozenset({"-o", "-e", "-p", "-s", "-u", "-a", "-n"}), "chrt": frozenset({"-p"}),
-    "taskset": frozenset({"-p", "-c"}), "unshare": frozenset(),
+    "taskset": frozenset({"-p", "-c"}), "unshare": frozenset(), "busybox": frozenset(),
 }
 
 

@@ -62,3 +62,27 @@ async def test_the_editor_is_asked_and_its_answer_decides(tmp_path: Path, answer
     decided = [e["payload"] for e in events if e["type"] == "approval.decided"]
     assert decided and decided[0]["decision"] == ("allow_once" if committed else "deny")
     assert decided[0]["by"] == ("user" if answer is not None else "no answer")
+
+
+async def test_the_editor_prompt_shows_the_whole_command_with_its_controls_visible(tmp_path: Path) -> None:
+    """A long command hiding its tail behind ``ESC[2K ESC[1A`` (erase the line, cursor up): the prompt shows every
+    character of it, the escapes as pictures, nothing cut. Control: the same text raw holds the ESC bytes."""
+    hidden = "\x1b[2K\x1b[1A && echo TAIL-MARKER > ../outside.txt"
+    command = COMMIT + " # " + "x" * 400 + hidden
+    assert "\x1b" in command and len(command) > 300  # what a raw prompt would have shown (and cut)
+    script = [{"tool_calls": [{"name": "run_command", "arguments": {"command": command}}]},
+              {"content": "Done.", "repeat": True}]
+    asked: list[types.ShowMessageRequestParams] = []
+    async with lsp_session(tmp_path, script) as session:
+        subprocess.run(["git", "init", "-q", str(session.root)], check=True)
+
+        def on_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+            asked.append(params)
+            return types.MessageActionItem(title="Deny")
+
+        session.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(on_request)
+        await session.command(c.CMD_RUN_TASK, {"task": "Commit the work in progress"})
+    assert len(asked) == 1
+    message = asked[0].message
+    assert "\x1b" not in message and "\u241b[2K\u241b[1A" in message
+    assert "TAIL-MARKER > ../outside.txt" in message and "x" * 400 in message

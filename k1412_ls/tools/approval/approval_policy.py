@@ -25,10 +25,11 @@ means deny.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import logging
 import os
 import re
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -39,20 +40,31 @@ from typing import Any
 from k1412_ls.shell.grammar import substitution_scripts
 from k1412_ls.shell.parse import parse_line
 from k1412_ls.shell.words import program_name, strip_wrappers
+from k1412_ls.text.lossless import visible
+from k1412_ls.tools.approval.allow_store import AllowStore
 from k1412_ls.tools.approval.command_reading import (
+    GIT_COMMANDS,
     MAX_SUBSTITUTIONS,
     command_words,
     embedded_commands,
     generalized_prefix,
     needs_network,
     read_only,
+    rule_views,
     started_by_xargs,
     writes_git,
     written_paths,
 )
-from k1412_ls.tools.approval.script_reading import scripts_run_by, written_keys
+from k1412_ls.tools.approval.prefix_rules import PrefixRule, parse_rules, uncertain_rule
+from k1412_ls.tools.approval.script_reading import (
+    repo_config_runs_programs,
+    repo_git_aliases,
+    scripts_run_by,
+    written_keys,
+)
+from k1412_ls.tools.approval.write_reach import outside_writable, writable_dir_for
 from k1412_ls.tools.errors import ToolError
-from k1412_ls.tools.sandbox.command_sandbox import SECRET_PATHS, STARTUP_FILES, SandboxPolicy
+from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +74,19 @@ _STRICTNESS = {"allow": 0, "ask": 1, "forbid": 2}
 _GIT_CONFIG_FROM_ENV = re.compile(r"\bGIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+|PARAMETERS)\b|--config-env")
 # Shell builtins that may share a line with an allowed command without taking any of its grant.
 _INERT_BUILTINS = frozenset({"cd", "pushd", "popd", ":", "exit", "sleep", "set"})
+MAX_SCRIPT_DEPTH = 3  # scripts that run scripts (make → a shell script → a sourced file), read this deep
+
+
+def _digest(path: Path) -> bytes:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return b""
+    return digest.digest()
+
 
 class Decision(StrEnum):
     """A user's (or the policy's) answer to one approval request."""
@@ -69,24 +94,6 @@ class Decision(StrEnum):
     ALLOW_ONCE = "allow_once"
     ALLOW_ALWAYS = "allow_always"
     DENY = "deny"
-
-
-@dataclass(frozen=True)
-class PrefixRule:
-    """Commands whose leading words are ``prefix`` get ``decision``."""
-
-    prefix: tuple[str, ...]
-    decision: str
-
-    def matches(self, words: list[str]) -> bool:
-        return len(words) >= len(self.prefix) and tuple(words[:len(self.prefix)]) == self.prefix
-
-    def found_in(self, words: list[str]) -> bool:
-        """The prefix anywhere in the words (program words by name): how ``ask``/``forbid`` rules also meet a
-        program that a wrapper K1412 does not know starts (``flock /tmp/l git push``)."""
-        names = [program_name(w) if "/" in w else w for w in words]
-        size = len(self.prefix)
-        return any(tuple(names[i:i + size]) == self.prefix for i in range(1, len(names) - size + 1))
 
 
 @dataclass(frozen=True)
@@ -110,9 +117,11 @@ class ApprovalRequest:
         return " ".join(self.prefix)
 
     def question(self) -> str:
-        """One paragraph for a prompt: the command and why it is asked about."""
-        shown = self.command if len(self.command) <= 300 else self.command[:300] + " …"
-        return f"K1412 wants to run `{shown}`: {'; '.join(self.reasons)}. Allow it?"
+        """One paragraph for a prompt: the whole command and why it is asked about, every control, format or bidi
+        character shown, none interpreted (``text.lossless.visible``), as the terminal prompt shows it: a cut
+        command or a raw ``ESC[2K`` would let the part the user approves differ from the part that runs."""
+        shown = visible(self.command, keep_lines=False)
+        return f"K1412 wants to run `{shown}`: {visible('; '.join(self.reasons), keep_lines=False)}. Allow it?"
 
     def as_payload(self) -> dict[str, Any]:
         return {"command": self.command, "reasons": list(self.reasons), "prefix": self.prefix_text}
@@ -140,47 +149,6 @@ class Grant:
         return policy
 
 
-def outside_writable(path: str, workspace: Path | None, writable: tuple[str, ...]) -> str | None:
-    """The normalized path when it lies outside every place a command may write, else None."""
-    home = os.environ.get("HOME") or str(Path.home())
-    if path.startswith("~/") or path == "~":
-        path = home + path[1:]
-    if not os.path.isabs(path):
-        if workspace is None or not path.startswith(".."):
-            return None  # relative to the command's directory inside the workspace
-        path = os.path.join(workspace, path)
-    path = os.path.normpath(path)
-    allowed = ["/tmp", "/dev", "/proc/self", *(os.path.expanduser(w) for w in writable)]
-    if workspace is not None:
-        allowed.append(str(workspace))
-    if any(path == root or path.startswith(root.rstrip("/") + "/") for root in allowed):
-        return None
-    return path
-
-
-def writable_dir_for(path: str) -> str:
-    """What an approval of a write to ``path`` makes writable.
-
-    The deepest existing directory that holds it, unless that directory holds
-    start-up files, secrets or K1412's own config (``$HOME``, ``~/.config``):
-    then only the file itself, which K1412 creates empty when the command is
-    approved, so the approval cannot widen to ``~/.bash_login`` and the like.
-    """
-    current = path if os.path.isdir(path) else os.path.dirname(path)
-    while current != "/" and not os.path.isdir(current):
-        current = os.path.dirname(current)
-    if _holds_protected(current) and not os.path.isdir(path):
-        return path
-    return current
-
-
-def _holds_protected(directory: str) -> bool:
-    home = os.path.realpath(os.environ.get("HOME") or str(Path.home()))
-    protected = [os.path.join(home, name) for name in (*STARTUP_FILES, *SECRET_PATHS)]
-    root = directory.rstrip("/") + "/"
-    return directory in ("/", home) or home.startswith(root) or any(p.startswith(root) for p in protected)
-
-
 def _narrowed(grant: Grant, allowed_by: list[str], uncovered: list[str], opaque: bool) -> Grant:
     """A rule's grant, or none when the line runs more than the rule covers.
 
@@ -200,39 +168,6 @@ def _narrowed(grant: Grant, allowed_by: list[str], uncovered: list[str], opaque:
     return Grant(withheld=(f"The approval rule {rules} grants {' and '.join(wanted)} only to the commands it matches, and "
                            f"this line {also}, so it ran without {' or '.join(wanted)}; run the allowed command on a "
                            "line of its own to use the grant."))
-
-
-class AllowStore:
-    """"Always allow" answers per user, kept in the state directory (hidden from commands)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def _read(self) -> dict[str, list[str]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def rules(self, user: str) -> tuple[PrefixRule, ...]:
-        with self._lock:
-            entries = self._read().get(user, [])
-        return tuple(PrefixRule(tuple(p.split()), "allow") for p in entries if isinstance(p, str) and p.split())
-
-    def add(self, user: str, prefix: tuple[str, ...]) -> None:
-        with self._lock:
-            data = self._read()
-            entries = [p for p in data.get(user, []) if isinstance(p, str)]
-            text = " ".join(prefix)
-            if text not in entries:
-                entries.append(text)
-            data[user] = entries
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-            os.replace(tmp, self.path)
 
 
 Emit = Callable[[str, dict[str, Any]], None]
@@ -263,26 +198,94 @@ class ApprovalGate:
         if not os.path.lexists(path):
             return None
         real = program_name(os.path.realpath(path))
-        if real == words[0] or not words:
+        if not words:
+            return words
+        real = self._same_program(path, real)
+        if real == words[0]:
             return words
         return command_words([real, *raw[1:]])
+
+    def _same_program(self, path: Path, name: str) -> str:
+        """The name of the program a ``ask``/``forbid`` rule names that ``path`` is a copy or hard link of
+        (``cp /usr/bin/git ./g`` earlier, then ``./g push``); else ``name``."""
+        try:
+            info = path.stat()
+        except OSError:
+            return name
+        for rule in self._rules():
+            wanted = rule.prefix[0]
+            if rule.decision == "allow" or wanted == name or "/" in wanted:
+                continue
+            found = shutil.which(wanted)
+            if found is None:
+                continue
+            try:
+                target = os.stat(found)
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) == (target.st_dev, target.st_ino) or (
+                    info.st_size == target.st_size and _digest(path) == _digest(Path(found))):
+                return wanted
+        return name
+
+    def _alias_rules(self, words: list[str], strict: list[PrefixRule]) -> list[PrefixRule]:
+        """The ``ask``/``forbid`` rules ``git ALIAS`` meets through the repository's own alias of that name."""
+        if len(words) < 2 or words[0] != "git" or not words[1] or words[1] in GIT_COMMANDS:
+            return []
+        value = repo_git_aliases(self._base()).get(words[1].lower())
+        if not value:
+            return []
+        text = value[1:] if value.startswith("!") else "git " + value
+        met: list[PrefixRule] = []
+        for inner in parse_line(text, nesting=1).commands:
+            expanded = command_words([*inner.literal_argv, *(words[2:] if not value.startswith("!") else [])])
+            met += [r for r in strict if any(r.matches(v) or r.found_in(v) for v in rule_views(expanded))]
+        return met
 
     def _base(self) -> Path:
         return self.workspace if self.workspace is not None else Path.cwd()
 
-    def _script_rules(self, words: list[str], raw: list[str], strict: list[PrefixRule],
-                      written: set[str]) -> list[PrefixRule] | None:
-        """The ``ask``/``forbid`` rules that commands in the scripts this command runs meet (make recipes, shell
-        scripts: ``tools.approval.script_reading``); None when such a script cannot be read before it runs."""
+    def _script_rules(self, words: list[str], raw: list[str], strict: list[PrefixRule], written: set[str],
+                      depth: int = 0) -> tuple[list[PrefixRule], list[str]]:
+        """The ``ask``/``forbid`` rules that commands in the scripts this command runs meet (make recipes and
+        ``$(shell …)``, shell scripts, sourced files: ``tools.approval.script_reading``), read as the line itself
+        is, scripts they run included; and why any of it cannot be read (a script the line writes, a non-literal
+        word where a rule's words stand, scripts nested too deep)."""
         texts = scripts_run_by(words, raw, self._base(), written)
         if texts is None:
-            return None
+            return [], [f"'{words[0]}' runs a script that cannot be read before it runs (written by the line, "
+                        "named by an expansion, or not a readable file)"]
+        if texts and depth >= MAX_SCRIPT_DEPTH:
+            return [], ["the scripts it runs run scripts deeper than K1412 reads"]
         met: list[PrefixRule] = []
+        unsure: list[str] = []
         for text in texts:
-            for inner in parse_line(text, nesting=1).commands:
-                inner_words = command_words(inner.argv)
-                met += [r for r in strict if r.matches(inner_words) or r.found_in(inner_words)]
-        return met
+            line = parse_line(text, nesting=1)
+            if not line.parsed or line.tampered:
+                unsure.append(f"a script '{words[0]}' runs cannot be read reliably "
+                              f"({line.tampered or 'it does not parse'})")
+            simples = list(line.commands)
+            for script in substitution_scripts(text)[:MAX_SUBSTITUTIONS]:
+                simples += list(parse_line(script, nesting=1).commands)
+            inner_written = written | written_keys(
+                [t for simple in simples for t in written_paths(command_words(simple.literal_argv), simple.writes_to)],
+                self._base())
+            for simple in simples:
+                for inner in [command_words(simple.literal_argv), *embedded_commands(simple.literal_argv)]:
+                    if not inner:
+                        continue
+                    if inner[0] == "":
+                        unsure.append(f"a program name in a script '{words[0]}' runs comes from an expansion")
+                        continue
+                    met += [r for r in strict if any(r.matches(v) or r.found_in(v) for v in rule_views(inner))]
+                    why = uncertain_rule(inner, strict)
+                    if why:
+                        unsure.append(why)
+                    deeper, unclear = self._script_rules(inner, strip_wrappers(simple.literal_argv), strict,
+                                                         inner_written, depth + 1)
+                    met += deeper
+                    unsure += unclear
+        return met, unsure
 
     def _rules(self) -> list[PrefixRule]:
         saved = self.store.rules(self.user) if self.store is not None else ()
@@ -308,14 +311,19 @@ class ApprovalGate:
             opaque = opaque or not inner_line.parsed or bool(inner_line.tampered)
             simples += list(inner_line.commands)
         for simple in simples:
-            words = command_words(simple.argv)
-            candidates.append((words, bool(simple.dynamic and words and not words[0]), simple.writes_to,
-                               strip_wrappers(simple.argv), started_by_xargs(simple.argv)))
-            candidates += [(inner, False, (), inner, False) for inner in embedded_commands(simple.argv)]
+            argv = simple.literal_argv
+            words = command_words(argv)
+            prefix_vars = [f"{name}=" for name in simple.assigned]
+            candidates.append((words, bool(words and not words[0]), simple.writes_to,
+                               strip_wrappers(argv), started_by_xargs(argv), [*prefix_vars, *argv]))
+            candidates += [(inner, not inner[0], (), inner, False, inner)
+                           for inner in embedded_commands(argv) if inner]
         strict = [r for r in rules if r.decision != "allow"]
         written = written_keys([t for simple in simples
-                                for t in written_paths(command_words(simple.argv), simple.writes_to)], self._base())
-        for words, dynamic_program, redirects, raw, via_xargs in candidates:
+                                for t in written_paths(command_words(simple.literal_argv), simple.writes_to)],
+                               self._base())
+        unsure: list[str] = []
+        for words, dynamic_program, redirects, raw, via_xargs, argv in candidates:
             if not words:
                 continue
             if not first_words:
@@ -334,11 +342,16 @@ class ApprovalGate:
             if words is None:
                 opaque = True  # a program by a path that does not exist yet: nothing to match rules against
                 continue
-            decided = [r for r in rules if r.matches(words) or (r.decision != "allow" and r.found_in(words))]
+            decided = [r for r in rules if r.matches(words) or (r.decision != "allow" and any(
+                r.matches(v) or r.found_in(v) for v in rule_views(words)))]
             if strict:
-                from_scripts = self._script_rules(words, raw, strict, written)
-                opaque = opaque or from_scripts is None
-                decided += from_scripts or []
+                decided += self._alias_rules(words, strict)
+                why = uncertain_rule(words, strict)
+                if why:
+                    unsure.append(why)
+                from_scripts, unclear = self._script_rules(words, raw, strict, written)
+                unsure += unclear
+                decided += from_scripts
             strictest = max((r.decision for r in decided), key=_STRICTNESS.__getitem__, default=None)
             if strictest == "forbid":
                 rule = next(r for r in decided if r.decision == "forbid")
@@ -353,7 +366,7 @@ class ApprovalGate:
             allowed = strictest == "allow"
             if allowed:
                 allowed_by.append(" ".join(next(r for r in decided if r.decision == "allow").prefix))
-            elif not (read_only(words, raw) or words[0] in _INERT_BUILTINS) \
+            elif not (read_only(words, raw, argv) or words[0] in _INERT_BUILTINS) \
                     or any(t != "/dev/null" for t in written_paths(words, redirects)):
                 uncovered.append(words[0])
             # What the command needs beyond the sandbox is granted when it is approved or a rule allows it.
@@ -371,9 +384,14 @@ class ApprovalGate:
                     wants_dirs.append(writable_dir_for(outside))
                     if not allowed:
                         reasons.append(f"it writes {outside}, outside the workspace and /tmp")
-            if self.policy.policy == "untrusted" and not allowed and not read_only(words, raw):
+            if self.policy.policy == "untrusted" and not allowed and (
+                    via_xargs or not read_only(words, raw, argv)
+                    or any(t != "/dev/null" for t in written_paths(words, redirects))
+                    or (words[0] == "git" and repo_config_runs_programs(self._base()))):
                 reasons.append("the approval policy 'untrusted' asks before commands that may change things")
         opaque = opaque or bool(_GIT_CONFIG_FROM_ENV.search(command))
+        if unsure:
+            reasons += [f"the approval rules cannot be checked: {why}" for why in dict.fromkeys(unsure[:3])]
         if opaque and (self.policy.policy == "untrusted" or any(r.decision != "allow" for r in rules)):
             reasons.append("the command line cannot be read reliably (a program name comes from an expansion "
                            "or the line does not parse), so the approval rules cannot be checked")
@@ -382,7 +400,7 @@ class ApprovalGate:
         grant = Grant(network=True if wants_network else None, git_writable=wants_git,
                       writable=tuple(dict.fromkeys(wants_dirs)))
         if verdict == "allow":
-            return _narrowed(grant, allowed_by, uncovered, opaque)
+            return _narrowed(grant, allowed_by, uncovered, opaque or bool(unsure))
         request = ApprovalRequest(command, tuple(dict.fromkeys(reasons)), generalized_prefix(first_words))
         return self._ask(request, grant)
 
@@ -421,11 +439,6 @@ class ApprovalGate:
     def _decided(self, command: str, decision: str, by: str, prefix: str) -> None:
         if self.emit is not None:
             self.emit("approval.decided", {"command": command, "decision": decision, "by": by, "prefix": prefix})
-
-
-def parse_rules(raw: list[dict[str, Any]]) -> tuple[PrefixRule, ...]:
-    """``[[approval.rules]]`` tables as rules (validated by the configuration model first)."""
-    return tuple(PrefixRule(tuple(str(r["prefix"]).split()), str(r["decision"])) for r in raw)
 
 
 __all__ = ["ALLOW_ONCE_TITLE", "DENY_TITLE", "AllowStore", "ApprovalGate", "ApprovalPolicy", "ApprovalRequest",

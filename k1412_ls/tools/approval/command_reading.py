@@ -9,17 +9,14 @@ paths, or only reads.
 
 from __future__ import annotations
 
+import re
+
 from k1412_ls.shell.parse import parse_line
 from k1412_ls.shell.words import git_subcommand, git_subcommand_index, program_name, strip_wrappers
+from k1412_ls.tools.approval.inspection import READERS, is_inspection
 
-# Programs that only read (offered without asking under ``untrusted``).
-READ_ONLY_PROGRAMS = frozenset({
-    "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "printf", "stat", "file", "diff",
-    "cmp", "sort", "uniq", "cut", "tr", "nl", "du", "df", "which", "type", "true", "false", "test", "[",
-    "basename", "dirname", "realpath", "readlink", "date", "whoami", "id", "uname", "tree", "less", "more",
-    "sha256sum", "md5sum", "sha1sum", "od", "xxd", "hexdump", "column", "jq",
-})
-READ_ONLY_GIT = frozenset({"status", "diff", "log", "show", "branch", "rev-parse", "ls-files", "blame", "describe"})
+# Programs that may be inspection (their options decide: ``tools.approval.inspection``).
+READ_ONLY_PROGRAMS = frozenset({*READERS, "git", "find", "sed", "awk"})
 # Sub-commands that reach the network (asked about while the network is off).
 NETWORK_COMMANDS: dict[str, frozenset[str] | None] = {
     "pip": frozenset({"install", "download", "wheel", "index"}),
@@ -75,8 +72,8 @@ def command_words(simple_words: list[str]) -> list[str]:
         words = ["git", words[0][len("git-"):], *words[1:]]  # /usr/lib/git-core/git-push → git push
     if words[0] == "git":
         sub = git_subcommand(words[1:])
-        if sub:
-            at = 1 + git_subcommand_index(words[1:])
+        at = 1 + git_subcommand_index(words[1:])
+        if at < len(words):  # a sub-command, literal or not ("")
             aliases = _git_aliases(words[1:at])
             if sub in aliases:  # git -c alias.p=push p → git push
                 expanded = [w for s in parse_line(aliases[sub], nesting=1).commands for w in s.argv][:8]
@@ -174,30 +171,65 @@ def writes_git(words: list[str]) -> bool:
     return bool(words) and words[0] == "git" and git_subcommand(words[1:]) in GIT_WRITES
 
 
-# Options that make an otherwise read-only program write files or run programs.
-_WRITING_OPTIONS: dict[str, tuple[str, ...]] = {
-    "sort": ("-o", "--output"), "rg": ("--pre", "--pre-glob"), "tree": ("-o",), "jq": ("--rawfile",),
-    "diff": ("--output",), "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprintf", "-fls"),
-}
+# Wrappers that change nothing about what the wrapped reader does, and variables a reader may be given.
+_INERT_WRAPPERS = frozenset({"env", "timeout", "nice", "time", "command", "builtin", "exec", "stdbuf"})
+_INERT_VARIABLES = re.compile(r"^(?:LC_[A-Z]+|LANG|LANGUAGE|TZ|COLUMNS|LINES|NO_COLOR|TERM|GREP_COLORS?)=")
 
 
-def read_only(words: list[str], raw: list[str] | None = None) -> bool:
-    """Whether a command only reads: a known reader, with none of the options that make it write or run."""
+def read_only(words: list[str], raw: list[str] | None = None, argv: list[str] | None = None) -> bool:
+    """Whether a command is inspection: on the allow list of (program, options) that only read and print
+    (``tools.approval.inspection``), run through no wrapper but the inert ones, with no variable but the
+    inert ones (``LD_PRELOAD=… cat`` is not inspection)."""
     if not words:
         return True
-    if words[0] == "git":
-        # Global options (-c core.fsmonitor=…, -c diff.external=…, --exec-path) can run programs.
-        if raw is not None and any(w in ("-c", "--config-env", "--exec-path")
-                                   or w.startswith(("--config-env=", "--exec-path=")) for w in raw[1:]):
-            return False
-        return git_subcommand(words[1:]) in READ_ONLY_GIT and "--output" not in " ".join(words)
-    risky = _WRITING_OPTIONS.get(words[0], ())
-    if any(w == opt or w.startswith(opt + "=") or (opt == "-o" and w.startswith("-o")) for w in words[1:]
-           for opt in risky):
-        return False
-    return words[0] in READ_ONLY_PROGRAMS
+    if argv is not None and raw is not None:
+        for word in argv[:len(argv) - len(raw)]:
+            if "=" in word and not word.startswith("-") and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
+                if not _INERT_VARIABLES.match(word):
+                    return False
+            elif not word.startswith("-") and program_name(word) not in _INERT_WRAPPERS \
+                    and not word.replace(".", "").isdigit() and not word[:-1].replace(".", "").isdigit():
+                return False
+    written = raw if raw else words
+    return is_inspection([program_name(written[0]), *written[1:]])
 
 
-__all__ = ["GIT_WRITES", "MAX_SUBSTITUTIONS", "NETWORK_COMMANDS", "READ_ONLY_GIT", "READ_ONLY_PROGRAMS", "command_words",
-           "embedded_commands", "generalized_prefix", "needs_network", "read_only", "started_by_xargs", "writes_git",
-           "written_paths"]
+# git's own commands: a sub-command not among them is an alias (from any config the repository, the user or an
+# earlier command can write) or a git-* program on PATH, so what it runs is unknown to the rules.
+GIT_COMMANDS = frozenset("""
+add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr check-ignore check-mailmap
+check-ref-format checkout checkout-index cherry cherry-pick citool clean clone column commit commit-graph commit-tree
+config count-objects credential credential-cache credential-store daemon describe diagnose diff diff-files
+diff-index diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch fmt-merge-msg for-each-ref
+for-each-repo format-patch fsck fsck-objects gc get-tar-commit-id grep gui hash-object help hook http-backend
+http-fetch http-push imap-send index-pack init init-db instaweb interpret-trailers log ls-files ls-remote ls-tree
+mailinfo mailsplit maintenance merge merge-base merge-file merge-index merge-octopus merge-one-file merge-ours
+merge-recursive merge-resolve merge-subtree merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes
+p4 pack-objects pack-redundant pack-refs patch-id prune prune-packed pull push quiltimport range-diff read-tree
+rebase receive-pack reflog remote repack replace request-pull rerere reset restore rev-list rev-parse revert rm
+send-email send-pack shortlog show show-branch show-index show-ref sparse-checkout stage stash status stripspace
+submodule subtree svn switch symbolic-ref tag unpack-file unpack-objects update-index update-ref
+update-server-info upload-archive upload-pack var verify-commit verify-pack verify-tag version whatchanged
+worktree write-tree
+""".split())
+# git's push family: sub-commands that publish to a remote as ``git push`` does (rules for ``git push`` meet them).
+# ``remote-*`` are the transport helpers (``git remote-ext`` also runs a command); ``bundle`` is not in it: it
+# writes a local file, and sending that file on is another command the rules see.
+GIT_PUSH_FAMILY = frozenset({"push", "send-pack", "http-push"})
+
+
+def rule_views(words: list[str]) -> list[list[str]]:
+    """``words`` and the equivalent ``git push …`` when the command is a member of git's push family."""
+    if len(words) < 2 or words[0] != "git":
+        return [words]
+    sub = words[1]
+    if sub in GIT_PUSH_FAMILY or sub.startswith("remote-"):
+        return [words, ["git", "push", *words[2:]]]
+    if words[1:3] in (["subtree", "push"], ["svn", "dcommit"], ["p4", "submit"], ["lfs", "push"]):
+        return [words, ["git", "push", *words[3:]]]
+    return [words]
+
+
+__all__ = ["GIT_COMMANDS", "GIT_PUSH_FAMILY", "GIT_WRITES", "MAX_SUBSTITUTIONS", "NETWORK_COMMANDS",
+           "READ_ONLY_PROGRAMS", "command_words", "embedded_commands", "generalized_prefix", "needs_network",
+           "read_only", "rule_views", "started_by_xargs", "writes_git", "written_paths"]
