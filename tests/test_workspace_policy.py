@@ -7,7 +7,9 @@ workspace value is refused (or clamped) and a restricting one is taken.
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import types
 import typing
 from pathlib import Path
@@ -18,9 +20,11 @@ from pydantic import BaseModel
 
 from k1412_ls.config import K1412Config, load_config
 from k1412_ls.locations import ConfigError
+from k1412_ls.lsp.settings import _FIELDS, CLIENT_SIDE_KEYS, EDITOR_SETTINGS_SCOPE
 from k1412_ls.workspace_policy import WORKSPACE_RULES, rule_for
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs" / "configuration.md"
 
 
 def _models_in(annotation: Any) -> list[tuple[str, type[BaseModel]]]:
@@ -72,7 +76,7 @@ def docs_classes() -> dict[str, str]:
     text = DOCS.read_text(encoding="utf-8")
     section = text.split("## What a workspace may set", 1)[1].split("\n## ", 1)[0]
     rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
-    return {row[1].strip().strip("`"): row[2].strip() for row in rows}
+    return {row[1].split("`")[1]: row[2].strip() for row in rows}
 
 
 DOC_CLASS = {"free": "freely", "never": "never"}
@@ -198,3 +202,42 @@ def test_the_reported_undo_hole_is_closed(home: Path) -> None:
     ws = _write(home, "[undo]\nmax_file_mb = 4096\nmax_run_mb = 65536\n", None)
     config = load_config(None, ws)
     assert (config.undo.max_file_mb, config.undo.max_run_mb) == (8, 256)
+
+
+# -- editor settings -------------------------------------------------------------------------------
+
+def editor_settings() -> set[str]:
+    """Every editor setting: the server's, VS Code's contributed ones, and the Neovim plugin's options."""
+    manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text(encoding="utf-8"))
+    vscode = {key.removeprefix("k1412.") for key in manifest["contributes"]["configuration"]["properties"]}
+    nvim_dir = ROOT / "editors" / "nvim" / "lua" / "k1412"
+    constants = dict(re.findall(r"^M\.(SETTING_\w+) = '(\w+)'", (nvim_dir / "constants.lua").read_text(), re.M))
+    options = (nvim_dir / "config.lua").read_text(encoding="utf-8")
+    nvim = {constants[name] for name in re.findall(r"C\.(SETTING_\w+)", options)}
+    nvim |= set(re.findall(r"(?<![\w.])g\.(\w+)", options))
+    return set(_FIELDS) | vscode | nvim
+
+
+def test_the_editor_walk_sees_every_editor() -> None:
+    found = editor_settings()
+    assert {"server.command", "configPath", "cmd", "confirmEdits", "trace.server"} <= found
+    assert all(key.split(".")[0] in CLIENT_SIDE_KEYS for key in found - set(_FIELDS) - {"cmd"})
+
+
+@pytest.mark.parametrize("key", sorted(editor_settings()))
+def test_every_editor_setting_has_a_workspace_class_in_code_and_docs(key: str) -> None:
+    scope = EDITOR_SETTINGS_SCOPE.get(key)
+    assert scope is not None, f"editor setting '{key}' has no class in EDITOR_SETTINGS_SCOPE"
+    shown = key if key == "cmd" else f"k1412.{key}"
+    expected = {"never": "never", "restrict": "only to restrict", "free": "freely"}[scope]
+    assert docs_classes().get(shown) == expected, f"'{shown}' is missing from the docs table or has another class"
+
+
+def test_vscode_settings_naming_a_program_or_a_path_are_machine_scoped_and_restricted() -> None:
+    manifest = json.loads((ROOT / "editors" / "vscode" / "package.json").read_text(encoding="utf-8"))
+    properties = manifest["contributes"]["configuration"]["properties"]
+    restricted = manifest["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"]
+    never = {f"k1412.{key}" for key, scope in EDITOR_SETTINGS_SCOPE.items() if scope == "never" and key != "cmd"}
+    assert {"k1412.server.command", "k1412.configPath"} <= never
+    for key in never:
+        assert properties[key].get("scope") == "machine" and key in restricted, key
