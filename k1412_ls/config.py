@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from k1412_ls.limits import LIMITS
 from k1412_ls.locations import ConfigError, find_config_file, state_dir
 from k1412_ls.pricing import DEEPSEEK_V4_PRO, FREE, Pricing, Rates
+from k1412_ls.workspace_policy import apply_workspace_rules
 
 
 class ProviderSpec(BaseModel):
@@ -323,61 +324,8 @@ def load_config(explicit: str | None = None, workspace: Path | None = None) -> K
     data = read_toml(path)
     if workspace is not None and not explicit and path == workspace / ".k1412" / "config.toml" \
             and not os.environ.get("K1412_CONFIG"):
-        check_workspace_config(data, path)
-        data = _over_user_confinement(data)
+        data = _over_user_confinement(data, path)
     return build_config(data, source=str(path))
-
-
-def _over_user_confinement(data: dict[str, Any]) -> dict[str, Any]:
-    """A workspace file's [sandbox]/[approval] laid over the user's own: it can only add restrictions.
-
-    The workspace file replaces the user's file for models and providers, but
-    the user's confinement choices (network, writable caches, approval rules)
-    stay, and the workspace file cannot undo any of them by merely existing.
-    """
-    user_path = user_config_path()
-    user = read_toml(user_path) if user_path.is_file() else {}
-    user_sandbox = user.get("sandbox") if isinstance(user.get("sandbox"), dict) else {}
-    user_approval = user.get("approval") if isinstance(user.get("approval"), dict) else {}
-    ws_sandbox = data.get("sandbox", {})
-    ws_approval = data.get("approval", {})
-    if not isinstance(ws_sandbox, dict) or not isinstance(ws_approval, dict):
-        return data  # build_config reports the type error
-    budget = _stricter_budget(user.get("budget"), data.get("budget"))
-    if budget is not None:
-        data = {**data, "budget": budget}
-    sandbox = {**user_sandbox, **{k: v for k, v in ws_sandbox.items() if k != "hidden"}}
-    # A workspace file may lower the process cap, never raise it above the user's (or the default).
-    ws_cap, user_cap = ws_sandbox.get("max_processes"), user_sandbox.get("max_processes", LIMITS.max_processes)
-    if isinstance(ws_cap, int) and isinstance(user_cap, int) and not isinstance(ws_cap, bool):
-        sandbox["max_processes"] = min(ws_cap, user_cap)
-    sandbox["hidden"] = _joined(user_sandbox.get("hidden", []), ws_sandbox.get("hidden", []))
-    approval = {**user_approval, **{k: v for k, v in ws_approval.items() if k != "rules"}}
-    approval["rules"] = _joined(user_approval.get("rules", []), ws_approval.get("rules", []))
-    # Hooks run the user's own commands: only the user's file names them, whatever the workspace file says.
-    hooks = user.get("hooks", [])
-    return {**data, "sandbox": sandbox, "approval": approval, "hooks": hooks}
-
-
-def _stricter_budget(user: Any, workspace: Any) -> Any:
-    """The user's [budget] with a workspace file's limits applied only where they are lower."""
-    if not isinstance(user, dict) or not isinstance(workspace, dict):
-        return workspace if isinstance(workspace, dict) or not isinstance(user, dict) else user
-    merged = dict(user)
-    for key, value in workspace.items():
-        mine = merged.get(key)
-        both_numbers = isinstance(value, int | float) and isinstance(mine, int | float)
-        merged[key] = min(value, mine) if both_numbers else (value if mine is None else mine)
-    return merged
-
-
-def _joined(first: Any, second: Any) -> Any:
-    """Two TOML lists joined; a value that is not a list is passed on for validation to name."""
-    if not isinstance(first, list):
-        return first
-    if not isinstance(second, list):
-        return second
-    return [*first, *second]
 
 
 def user_config_path() -> Path:
@@ -386,84 +334,17 @@ def user_config_path() -> Path:
     return Path(xdg) / "k1412" / "config.toml"
 
 
-_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+def _over_user_confinement(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A workspace file laid over the user's own: for every non-free key the user's value stays in force.
 
-
-_WORKSPACE_SANDBOX_FORBIDDEN = {
-    "mode": "turn the sandbox off", "writable": "make more directories writable",
-}
-
-
-def _check_workspace_restrictions(data: dict[str, Any], path: Path) -> None:
-    """A workspace file may make commands more confined, never less."""
-    where = f"{path} (a workspace file, which may only restrict commands)"
-    fix = "set it in $XDG_CONFIG_HOME/k1412/config.toml or pass --config"
-    sandbox = data.get("sandbox")
-    if isinstance(sandbox, dict):
-        for key, what in _WORKSPACE_SANDBOX_FORBIDDEN.items():
-            if key in sandbox:
-                raise ConfigError(f"{where} may not set 'sandbox.{key}' (it would {what}); {fix}.")
-        for key in ("network", "git_writable"):
-            if sandbox.get(key, False) is not False:
-                value = sandbox[key]
-                shown = "true" if value is True else repr(value)
-                raise ConfigError(f"{where} may not set 'sandbox.{key} = {shown}'; only 'false' is allowed there, "
-                                  f"so {fix}.")
-    approval = data.get("approval")
-    if isinstance(approval, dict):
-        if approval.get("policy", "untrusted") not in ("untrusted", "never"):
-            raise ConfigError(f"{where} may not set 'approval.policy = {approval['policy']!r}'; only 'untrusted' "
-                              f"or 'never' are allowed there, so {fix}.")
-        for rule in approval.get("rules") or []:
-            if isinstance(rule, dict) and rule.get("decision") == "allow":
-                raise ConfigError(f"{where} may not add an 'allow' approval rule ({rule.get('prefix')!r}); only "
-                                  f"'ask' and 'forbid' are allowed there, so {fix}.")
-
-
-def check_workspace_config(data: dict[str, Any], path: Path) -> None:
-    """A repository's own config is untrusted: it may pick models, never where keys or prompts go.
-
-    A cloned repository could otherwise point a keyed provider at its author's
-    server and receive the user's API key (and the user's memories in every
-    prompt). So a workspace file may not change built-in providers' endpoints or
-    keys, and may only add keyless providers on this machine's loopback. It may
-    cut commands off the network (``[sandbox] network = false``) but never allow it.
+    The workspace file replaces the user's file for models, providers and
+    ``default_model``; everything else (sandbox, approval, budget, undo) keeps the
+    user's value underneath, and the workspace can only make it stricter.
     """
-    from urllib.parse import urlsplit
-
-    _check_workspace_restrictions(data, path)
-    if "hooks" in data:
-        raise ConfigError(
-            f"{path} (a workspace file, which may not start commands of its own) may not add hooks; a hook runs "
-            "outside the sandbox, so put [[hooks]] in $XDG_CONFIG_HOME/k1412/config.toml or pass --config."
-        )
-    for model_id, model in (data.get("models") or {}).items() if isinstance(data.get("models"), dict) else ():
-        if isinstance(model, dict) and "pricing" in model:
-            # Prices drive budgets: a cloned repository must not make a paid model look free.
-            raise ConfigError(
-                f"{path} (a workspace file, which is not trusted with prices) may not set "
-                f"'models.{model_id}.pricing'; put prices in $XDG_CONFIG_HOME/k1412/config.toml or pass --config."
-            )
-    providers = data.get("providers") or {}
-    if not isinstance(providers, dict):
-        return  # build_config reports the type error
-    for name, spec in providers.items():
-        if not isinstance(spec, dict):
-            continue
-        where = f"{path} (a workspace file, which is not trusted with endpoints or keys)"
-        if "api_key_env" in spec:
-            raise ConfigError(
-                f"{where} may not set 'providers.{name}.api_key_env'; put provider keys in "
-                f"$XDG_CONFIG_HOME/k1412/config.toml or pass --config."
-            )
-        if "base_url" in spec:
-            host = urlsplit(str(spec["base_url"])).hostname or ""
-            if (name in BUILTIN_PROVIDERS and name != "local") or host not in _LOOPBACK_HOSTS:
-                raise ConfigError(
-                    f"{where} may not point 'providers.{name}.base_url' at {spec['base_url']}; only keyless "
-                    f"providers on 127.0.0.1 are allowed there, so configure this in "
-                    f"$XDG_CONFIG_HOME/k1412/config.toml or pass --config."
-                )
+    user_path = user_config_path()
+    user = read_toml(user_path) if user_path.is_file() else {}
+    defaults = K1412Config().model_dump(exclude={"providers", "models"})
+    return apply_workspace_rules(data, user, defaults, path)
 
 
 def api_key_for(provider: ProviderSpec, provider_name: str) -> str | None:

@@ -182,7 +182,7 @@ def test_a_workspace_config_adding_a_hook_starts_nothing(tmp_path: Path, ws: Pat
         provider = config_for(tmp_path, server.base_url).read_text()
         write(ws / ".k1412" / "config.toml", provider + hook)
         refused = k1412("run", "What is 2+2? Answer in one word.", "--json", cwd=ws)
-        assert refused.code == 2 and "may not add hooks" in refused.stderr and not marker.exists()
+        assert refused.code == 2 and "may not set 'hooks'" in refused.stderr and not marker.exists()
         assert len(refused.stderr.strip().splitlines()) == 1
         # Positive control: the same hook in the user's own file runs (under the same workspace file, hook-free).
         write(ws / ".k1412" / "config.toml", provider)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from k1412_ls.lsp import constants as c
 
@@ -33,6 +33,23 @@ _FIELDS: dict[str, tuple[str, type, str]] = {
     c.SETTING_USER: ("user", str, "a user name string"),
     c.SETTING_CONFIRM_EDITS: ("confirm_edits", bool, "true or false"),
     c.SETTING_WARM_UP_AT_START: ("warm_up_at_start", bool, "true or false"),
+}
+
+
+# May a workspace (``.vscode/settings.json``, a project's files) set each editor setting?
+# "never": only the user's own settings (they name a program, a configuration file or whose
+# approvals apply); "restrict": only the stricter value; "free": harmless. The editor clients
+# enforce it (VS Code: machine scope and editors/vscode/src/trust.ts; Neovim reads only the user's
+# config); docs/configuration.md has the table and tests/test_workspace_policy.py checks every key.
+EDITOR_SETTINGS_SCOPE: dict[str, Literal["never", "restrict", "free"]] = {
+    c.SETTING_MODEL: "free",
+    c.SETTING_CONFIG_PATH: "never",
+    c.SETTING_USER: "never",
+    c.SETTING_CONFIRM_EDITS: "restrict",
+    c.SETTING_WARM_UP_AT_START: "free",
+    "server.command": "never",
+    "trace.server": "free",
+    "cmd": "never",  # Neovim's name for the server command
 }
 
 

@@ -160,7 +160,7 @@ def test_matchers_take_k1412_and_claude_code_tool_names() -> None:
 
 def test_a_workspace_config_may_not_add_a_hook(tmp_path: Path) -> None:
     write(tmp_path / ".k1412" / "config.toml", '[[hooks]]\nevent = "Stop"\ncommand = "touch x"\n')
-    with pytest.raises(ConfigError, match="may not add hooks"):
+    with pytest.raises(ConfigError, match="may not set 'hooks'"):
         load_config(None, tmp_path)
 
 

@@ -5,6 +5,7 @@ import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vsc
 
 import { initializationOptions, parseServerCommand, readSettings } from './args';
 import { CMD_DELEGATE, NOTIFY_EVENT, SETTINGS_SECTION, SETTING_SERVER_COMMAND } from './constants';
+import { trustedGetter } from './trust';
 
 /** Hooks the rest of the extension plugs into the client. */
 export interface ClientHooks {
@@ -23,13 +24,15 @@ export const SHOW_SERVER_LOG = 'Show server log';
 /** Build (not start) the language client from the current `k1412` settings. */
 export function createClient(hooks: ClientHooks): LanguageClient {
   const config = vscode.workspace.getConfiguration(SETTINGS_SECTION);
-  const server = parseServerCommand(config.get(SETTING_SERVER_COMMAND));
+  // A workspace may only restrict: the server command and config path come from user settings only.
+  const get = trustedGetter((key) => config.inspect(key));
+  const server = parseServerCommand(get(SETTING_SERVER_COMMAND));
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const serverOptions: ServerOptions = { command: server.command, args: server.args, options: { cwd } };
   const clientOptions: LanguageClientOptions = {
     // The agent works on any file, so every file and untitled buffer is synced.
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
-    initializationOptions: initializationOptions(readSettings((key) => config.get(key))),
+    initializationOptions: initializationOptions(readSettings(get)),
     synchronize: { configurationSection: SETTINGS_SECTION },
     outputChannelName: 'K1412 Server',
     middleware: {
@@ -93,7 +96,8 @@ export class ClientManager implements vscode.Disposable {
       await client.start();
       this.hooks.serverState({ kind: 'running' });
     } catch (err) {
-      const command = vscode.workspace.getConfiguration(SETTINGS_SECTION).get(SETTING_SERVER_COMMAND);
+      const config = vscode.workspace.getConfiguration(SETTINGS_SECTION);
+      const command = trustedGetter((key) => config.inspect(key))(SETTING_SERVER_COMMAND);
       const reason = err instanceof Error ? err.message : String(err);
       this.hooks.serverState({ kind: 'down', reason });
       void vscode.window.showErrorMessage(

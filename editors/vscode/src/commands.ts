@@ -17,6 +17,7 @@ import { clip } from './events';
 import { askPrepared } from './prepare';
 import { RunLauncher } from './runner';
 import { RunTracker } from './runState';
+import { trustedGetter } from './trust';
 
 /** What the commands act on. */
 export interface CommandDeps {
@@ -45,7 +46,8 @@ async function runTask(deps: CommandDeps): Promise<void> {
   }
   let args;
   try {
-    const settings = readSettings((key) => vscode.workspace.getConfiguration(SETTINGS_SECTION).get(key));
+    const config = vscode.workspace.getConfiguration(SETTINGS_SECTION);
+    const settings = readSettings(trustedGetter((key) => config.inspect(key)));
     args = buildRunTaskArgs(task, settings.model);
   } catch (err) {
     void vscode.window.showWarningMessage(err instanceof Error ? err.message : String(err));
