@@ -12,79 +12,31 @@ symlinks are never followed. Temp files of unfinished K1412 writes are never sho
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.files.confined import open_confined, open_dir_confined
 from k1412_ls.tools.files.documents import is_write_temp
+from k1412_ls.tools.files.globmatch import DIRS, MAX_GLOB_CHARS, GlobMatcher, Token, tokenize
 
 MAX_IGNORE_FILE_BYTES = 1024 * 1024
-
-
-def _translate(body: str) -> str:
-    """Regex for one gitignore glob body (no leading ``!`` or ``/``, no trailing ``/``)."""
-    out: list[str] = []
-    i, n = 0, len(body)
-    while i < n:
-        c = body[i]
-        if c == "*":
-            if body.startswith("**", i):
-                before_ok = i == 0 or body[i - 1] == "/"
-                j = i + 2
-                after_ok = j == n or body[j] == "/"
-                if before_ok and after_ok:
-                    if j == n:
-                        out.append(".*")
-                        i = j
-                    else:
-                        out.append("(?:.*/)?")
-                        i = j + 1
-                    continue
-                out.append("[^/]*")
-                i = j
-                continue
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = i + 1
-            if j < n and body[j] in "!^":
-                j += 1
-            if j < n and body[j] == "]":
-                j += 1
-            while j < n and body[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape(c))
-            else:
-                inner = body[i + 1:j].replace("\\", "\\\\")
-                if inner[:1] in ("!", "^"):
-                    inner = "^" + inner[1:]
-                out.append(f"(?!/)[{inner}]")
-                i = j
-        elif c == "\\" and i + 1 < n:
-            i += 1
-            out.append(re.escape(body[i]))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
 
 
 @dataclass(frozen=True)
 class Rule:
     """One compiled gitignore line."""
 
-    regex: re.Pattern[str]
+    matcher: GlobMatcher
     negate: bool
     dir_only: bool
+    name_matcher: GlobMatcher
 
     def matches(self, rel: str, is_dir: bool) -> bool:
-        return (is_dir or not self.dir_only) and self.regex.match(rel) is not None
+        return (is_dir or not self.dir_only) and self.matcher.match(rel)
 
 
 def compile_rule(line: str) -> Rule | None:
@@ -106,10 +58,12 @@ def compile_rule(line: str) -> Rule | None:
     line = line.rstrip("/")
     if not line:
         return None
+    if len(line) > MAX_GLOB_CHARS:
+        return None  # longer than any real glob: ignored rather than matched (GlobFilter refuses it)
     anchored = "/" in line
-    body = _translate(line.lstrip("/"))
-    prefix = "" if anchored else "(?:.*/)?"
-    return Rule(re.compile(f"^{prefix}{body}$", re.S), negate, dir_only)
+    body = tokenize(line.lstrip("/"))
+    prefix = [] if anchored else [Token(DIRS)]
+    return Rule(GlobMatcher(prefix + body), negate, dir_only, GlobMatcher(body))
 
 
 @dataclass(frozen=True)
@@ -163,8 +117,8 @@ def is_ignored(chain: tuple[RuleSet, ...], rel: str, is_dir: bool) -> bool:
     return False
 
 
-def _never(name: str) -> None:
-    return None
+def _never(name: str) -> bool:
+    return False
 
 
 class GlobFilter:
@@ -178,13 +132,15 @@ class GlobFilter:
     """
 
     def __init__(self, glob: str | None) -> None:
+        if glob and len(glob) > MAX_GLOB_CHARS:
+            raise ToolError(f"The glob is {len(glob)} characters long; at most {MAX_GLOB_CHARS} are accepted.")
         self.rule = compile_rule(glob) if glob else None
         self._name_match = None
         body = (glob or "").lstrip("!").rstrip("/")
         if self.rule is not None and "/" not in body and "**" not in body:
             # No '/' and no '**': the glob can only ever match the last path component, so the
             # name alone is matched (the same answer as the whole path, without its prefix).
-            self._name_match = re.compile(self.rule.regex.pattern.replace("^(?:.*/)?", "^", 1), re.S).match
+            self._name_match = self.rule.name_matcher.match
         # For the walker's first pass: a file (symlink, other) whose name this returns None for is
         # excluded by a positive glob whatever else holds; None when names alone cannot tell.
         self.file_name_match: Any = None
@@ -200,7 +156,7 @@ class GlobFilter:
         if rule is None:
             return None
         if name is not None and self._name_match is not None:
-            hit = (is_dir or not rule.dir_only) and self._name_match(name) is not None
+            hit = (is_dir or not rule.dir_only) and self._name_match(name)
         else:
             hit = rule.matches(rel, is_dir)
         if hit:
@@ -257,7 +213,7 @@ def list_children(directory: Path, rel: str, chain: tuple[RuleSet, ...], depth: 
                 try:
                     if item.is_dir(follow_symlinks=False):
                         kinds[name] = "dir"
-                    elif name_match is not None and name_match(name) is None:
+                    elif name_match is not None and not name_match(name):
                         continue  # a file the glob excludes: nothing more to learn about it
                     elif item.is_symlink():
                         kinds[name] = "symlink"

@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from k1412_ls.tools.errors import ToolError
-from k1412_ls.tools.files.documents import WRITE_TEMP_GLOB
+from k1412_ls.tools.files.documents import WRITE_TEMP_GLOB, open_regular, read_fd
 from k1412_ls.tools.files.ignore import GlobFilter, walk_files
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.sandbox.reader_sandbox import ReaderProcess, SandboxedProcess, start_reader
@@ -128,10 +128,12 @@ def python_search(root: Path, start: Path, query: str, regex: bool, glob: str | 
         if len(out) >= limit or (cancel is not None and cancel.is_set()):
             break
         try:
-            if os.lstat(path).st_size > MAX_FILE_BYTES:
-                continue
-            data = path.read_bytes()
-        except OSError:
+            # O_NONBLOCK + regular-file check: a file swapped for a FIFO or device is skipped, not waited on.
+            with open_regular(path) as (fd, info):
+                if info.st_size > MAX_FILE_BYTES:
+                    continue
+                data = read_fd(fd, MAX_FILE_BYTES)
+        except (OSError, ToolError):
             continue
         text = _decode(data)
         if text is not None:
