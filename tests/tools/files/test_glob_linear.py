@@ -43,3 +43,28 @@ def test_glob_semantics(glob: str, path: str, expected: bool) -> None:
 def test_overlong_glob_is_refused_in_one_sentence() -> None:
     with pytest.raises(ToolError, match="characters long"):
         GlobFilter("*" * 5000)
+
+
+def test_the_regex_fast_path_agrees_with_the_state_set() -> None:
+    """Globs with at most two stars take a compiled regex; on random globs and paths it must answer exactly
+    as the linear state set does (the positive control is the set itself, forced for the same glob)."""
+    import random
+
+    from k1412_ls.tools.files.globmatch import GlobMatcher, tokenize
+
+    rng = random.Random(1412)
+    pieces = ["a", "b", ".", "/", "*", "**/", "?", "[ab]", "[!a]", "x"]
+    letters = "ab./x"
+    checked = 0
+    for _ in range(3000):
+        glob = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        fast = GlobMatcher(tokenize(glob))
+        if fast._regex is None:
+            continue
+        slow = GlobMatcher(tokenize(glob))
+        slow._regex = None
+        for _ in range(8):
+            path = "".join(rng.choice(letters) for _ in range(rng.randint(0, 8)))
+            assert fast.match(path) == slow.match(path), (glob, path)
+            checked += 1
+    assert checked > 5000
