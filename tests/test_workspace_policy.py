@@ -172,8 +172,15 @@ def test_a_widening_workspace_value_is_refused_or_clamped(key: str, home: Path,
     rule = WORKSPACE_RULES[key]
     if rule.kind == "lower":
         assert _value(trusted, key) == float(widen)
-        with caplog.at_level(logging.WARNING, logger="k1412.config"):
-            config = load_config(None, ws)
+        # The handler goes on the logger itself: a language server started earlier in the same session may
+        # have stopped "k1412" records from propagating to the root logger caplog listens on.
+        logger = logging.getLogger("k1412.config")
+        logger.addHandler(caplog.handler)
+        try:
+            with caplog.at_level(logging.WARNING, logger="k1412.config"):
+                config = load_config(None, ws)
+        finally:
+            logger.removeHandler(caplog.handler)
         in_force = float(user) if user is not None else _value(K1412Config(), key)
         assert _value(config, key) == in_force, f"a workspace raised '{key}'"
         assert any("may only lower it" in record.getMessage() for record in caplog.records)
