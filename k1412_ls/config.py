@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from k1412_ls.limits import LIMITS
 from k1412_ls.locations import ConfigError, find_config_file, state_dir
@@ -126,6 +126,11 @@ class SandboxSpec(BaseModel):
     writable: list[str] = Field(default_factory=list)
     # More paths hidden from commands, on top of the built-in secret directories.
     hidden: list[str] = Field(default_factory=list)
+    # More environment variables passed to commands, beside the built-in allow list; user configuration only.
+    env: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(default_factory=list)
+    # More of the home directory shown to commands (read-only), beside the built-in toolchains and caches;
+    # "~" shows all of it (secret stores stay hidden). User configuration only.
+    readable: list[str] = Field(default_factory=list)
     max_processes: int = Field(default=LIMITS.max_processes, ge=16, le=100_000)
 
 
@@ -326,6 +331,7 @@ _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 _WORKSPACE_SANDBOX_FORBIDDEN = {
     "mode": "turn the sandbox off", "writable": "make more directories writable",
+    "env": "pass more environment variables to commands", "readable": "show more of your home directory to commands",
 }
 
 

@@ -55,6 +55,7 @@ from k1412_ls.tools.sandbox.bubblewrap import (
     refusal,
 )
 from k1412_ls.tools.sandbox.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
+from k1412_ls.tools.sandbox.home_view import VIEW_VARIABLES, home_cover, home_shown, veil_home
 from k1412_ls.tools.sandbox.mounts import MountPlan, inside
 from k1412_ls.tools.sandbox.path_trace import PathTrace
 from k1412_ls.tools.sandbox.protected_paths import (
@@ -65,8 +66,10 @@ from k1412_ls.tools.sandbox.protected_paths import (
     hidden_paths,
     hide_from_commands,
     home_dir,
+    home_hidden_names,
     installation_paths,
     protected_from_file_writes,
+    secret_store_paths,
 )
 from k1412_ls.tools.sandbox.seccomp import network_off_filter
 
@@ -89,6 +92,8 @@ class SandboxPolicy:
     writable: tuple[str, ...] = ()  # extra writable directories (user configuration only)
     hidden: tuple[str, ...] = ()  # extra hidden paths
     max_processes: int = LIMITS.max_processes
+    env: tuple[str, ...] = ()  # more environment variables passed (user configuration only)
+    readable: tuple[str, ...] = ()  # more of $HOME shown read-only, "~" for all of it (user configuration only)
 
 
 # The name earlier versions used; kept for embedders.
@@ -152,6 +157,8 @@ class FixedPaths:
     run_dirs: tuple[str, ...]
     path_dirs: tuple[str, ...] = ()  # PATH entries: read-only, and kept from being created (tools.sandbox.mounts)
     relative_path_dirs: tuple[str, ...] = ()  # relative PATH entries (node_modules/.bin): taken from root and cwd
+    home: str = ""  # $HOME resolved, covered unless the workspace holds it (tools.sandbox.home_view)
+    home_shown: tuple[tuple[str, str], ...] = ()  # (path, its source) shown read-only under a covered home
 
 
 def fixed_paths(policy: SandboxPolicy, trace: PathTrace | None = None) -> FixedPaths:
@@ -163,8 +170,10 @@ def fixed_paths(policy: SandboxPolicy, trace: PathTrace | None = None) -> FixedP
     path_dirs = trace.resolve_all(p for p in entries if p.startswith("/"))
     relative = [p for p in entries if p not in ("", ".") and not p.startswith("/")]
     protected += installation_paths()
-    hidden = [*hidden_paths(), str(config_dir()), *(str(home / name) for name in SECRET_PATHS)]
-    hidden += [os.path.expanduser(p) for p in policy.hidden]
+    hidden = [*hidden_paths(), str(config_dir()), *(str(home / name) for name in home_hidden_names())]
+    hidden += [*secret_store_paths(), *(os.path.expanduser(p) for p in policy.hidden)]
+    real_home = os.path.realpath(home)
+    shown = tuple((p, trace.resolve(p)) for p in home_shown(real_home, os.environ, policy.readable))
     run_dirs = ["/run", "/var/run", os.environ.get("XDG_RUNTIME_DIR", "")]
     return FixedPaths(
         protected=tuple(dict.fromkeys(trace.resolve_all(protected))),
@@ -172,6 +181,8 @@ def fixed_paths(policy: SandboxPolicy, trace: PathTrace | None = None) -> FixedP
         run_dirs=tuple(dict.fromkeys(p for p in trace.resolve_all(d for d in run_dirs if d) if os.path.isdir(p))),
         path_dirs=tuple(dict.fromkeys(path_dirs)),
         relative_path_dirs=tuple(dict.fromkeys(relative)),
+        home=real_home,
+        home_shown=shown,
     )
 
 
@@ -179,7 +190,7 @@ def _fixed_inputs(policy: SandboxPolicy) -> tuple[object, ...]:
     """What :func:`fixed_paths` reads besides the filesystem."""
     env = os.environ
     return (policy, env.get("PATH"), env.get("HOME"), env.get("XDG_CONFIG_HOME"), env.get("XDG_RUNTIME_DIR"),
-            tuple(hidden_paths()))
+            tuple(hidden_paths()), tuple(env.get(name) for name in VIEW_VARIABLES))
 
 
 def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Path, network: bool,
@@ -203,11 +214,14 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
     if not network:
         plan.flags += list(NETWORK_OFF_FLAGS)
     plan.flags += ["--bind", str(tmp_dir), "/tmp"]
+    writable = [os.path.realpath(os.path.expanduser(extra)) for extra in policy.writable]
+    writable = [path for path in writable if os.path.isdir(path) or os.path.isfile(path)]
+    cover = home_cover(fixed.home, root, [*policy.readable, *writable]) if fixed.home else None
+    if cover is not None:
+        veil_home(plan, cover, fixed.home_shown)
     plan.bind(root)
-    for extra in policy.writable:
-        path = os.path.realpath(os.path.expanduser(extra))
-        if os.path.isdir(path) or os.path.isfile(path):
-            plan.bind(path)
+    for path in writable:
+        plan.bind(path)
     _lock_home(plan)
     relative = [os.path.realpath(os.path.join(base, p)) for p in fixed.relative_path_dirs for base in (root, real_cwd)]
     plan.start_covers()
@@ -244,6 +258,8 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
                 plan.anchor_ancestors(sock)
                 plan.flags += ["--ro-bind", "/dev/null", sock]
     plan.place_anchors()
+    if cover is not None:
+        plan.flags += ["--remount-ro", cover]  # last: the mount points above were made in it
     plan.flags += ["--chdir", real_cwd]
     return plan
 
