@@ -111,7 +111,7 @@ def child_env(ctx: ToolContext) -> dict[str, str]:
 
 def path_note(ctx: ToolContext) -> str | None:
     """A sentence about the relative or empty PATH entries commands do not get; once per run."""
-    env, fresh = _child_env(ctx)
+    fresh = _child_env(ctx)[1]
     if not fresh:
         return None
     source = os.environ if ctx.env is None else ctx.env

@@ -33,10 +33,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import shutil
 import stat
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -54,6 +54,7 @@ from k1412_ls.tools.sandbox.bubblewrap import (
     network_namespace_problem,
     refusal,
 )
+from k1412_ls.tools.sandbox.environment import clean_path
 from k1412_ls.tools.sandbox.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
 from k1412_ls.tools.sandbox.home_view import VIEW_VARIABLES, home_cover, home_shown, veil_home
 from k1412_ls.tools.sandbox.mounts import MountPlan, inside
@@ -71,6 +72,7 @@ from k1412_ls.tools.sandbox.protected_paths import (
     protected_from_file_writes,
     secret_store_paths,
 )
+from k1412_ls.tools.sandbox.run_cleanup import remove_tree, strip_special_bits, unshadow
 from k1412_ls.tools.sandbox.seccomp import network_off_filter
 
 log = logging.getLogger(__name__)
@@ -305,6 +307,14 @@ class RunSandbox:
         self._warm_starts = 0  # starts in flight: close() waits for them, so none outlives the run
         self._warm_done = threading.Condition(self._lock)
         self.warm_served = 0  # commands that ran in a sandbox started ahead (diagnostics and benchmarks)
+        self._started = time.time() - 1.0  # what changed since is looked at when the run ends (run_cleanup)
+        self._roots: set[str] = set()
+
+    def note_root(self, root: Path) -> None:
+        """A workspace a command ran in: looked over for special mode bits and shadowing programs at the end."""
+        owner = self._owner or self
+        with owner._lock:
+            owner._roots.add(os.path.realpath(root))
 
     def guard_git_links(self, root: Path, nested: tuple[str, ...], git_writable: bool) -> None:
         """Undo second names of git-dir files (``tools.sandbox.git_dirs``) before a command with a read-only ``.git``.
@@ -427,8 +437,13 @@ class RunSandbox:
             warm, self._warm = self._warm, None
         if warm is not None:
             warm.discard()
+        if self._roots:
+            writable = [os.path.realpath(os.path.expanduser(p)) for p in self.policy.writable]
+            roots = [*sorted(self._roots), *writable]
+            strip_special_bits(roots, self._started)
+            unshadow(roots, clean_path(os.environ.get("PATH", ""))[1], os.environ.get("PATH", ""), self._started)
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(str(tmp))
 
 
 __all__ = ["BASE_FLAGS", "NETWORK_OFF_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES",

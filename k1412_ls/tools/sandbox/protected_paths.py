@@ -187,6 +187,19 @@ def installation_paths() -> list[str]:
     return sorted(paths)
 
 
-__all__ = ["HISTORY_FILES", "PROFILE_FILES", "SECRET_PATHS", "SECRET_STORE_VARS", "STARTUP_FILES", "home_hidden_names",
-           "secret_store_paths", "config_dir", "hidden_from_file_tools", "hidden_paths", "hide_from_commands",
-           "home_dir", "installation_paths", "protected_from_file_writes"]
+__all__ = [
+    "HISTORY_FILES",
+    "PROFILE_FILES",
+    "SECRET_PATHS",
+    "SECRET_STORE_VARS",
+    "STARTUP_FILES",
+    "config_dir",
+    "hidden_from_file_tools",
+    "hidden_paths",
+    "hide_from_commands",
+    "home_dir",
+    "home_hidden_names",
+    "installation_paths",
+    "protected_from_file_writes",
+    "secret_store_paths",
+]
