@@ -11,9 +11,17 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from k1412_ls.limits import LIMITS
 from k1412_ls.locations import ConfigError, find_config_file, state_dir
@@ -142,6 +150,11 @@ class SandboxSpec(BaseModel):
     writable: list[str] = Field(default_factory=list)
     # More paths hidden from commands, on top of the built-in secret directories.
     hidden: list[str] = Field(default_factory=list)
+    # More environment variables passed to commands, beside the built-in allow list; user configuration only.
+    env: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(default_factory=list)
+    # More of the home directory shown to commands (read-only), beside the built-in toolchains and caches;
+    # "~" shows all of it (secret stores stay hidden). User configuration only.
+    readable: list[str] = Field(default_factory=list)
     max_processes: int = Field(default=LIMITS.max_processes, ge=16, le=100_000)
 
 

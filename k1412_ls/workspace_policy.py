@@ -78,6 +78,8 @@ WORKSPACE_RULES: dict[str, Rule] = {
     "sandbox.network": Rule("false_only", "'false' cuts commands off the network"),
     "sandbox.git_writable": Rule("false_only", "'false' keeps .git read-only"),
     "sandbox.writable": _never("it would make more directories writable"),
+    "sandbox.env": _never("it would pass more environment variables to commands"),
+    "sandbox.readable": _never("it would show more of your home directory to commands"),
     "sandbox.hidden": Rule("add_only", "more hidden paths, joined to the user's"),
     "sandbox.max_processes": _LOWER,
     "approval.policy": Rule("one_of", "a policy that asks or refuses more", ("untrusted", "never")),

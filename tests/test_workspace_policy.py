@@ -99,6 +99,8 @@ WIDEN_AND_RESTRICT: dict[str, tuple[Any, Any, Any]] = {
     "sandbox.network": ("true", "false", "true"),
     "sandbox.git_writable": ("true", "false", "true"),
     "sandbox.writable": ('["/"]', None, None),
+    "sandbox.env": ('["MYSQL_PWD"]', None, None),
+    "sandbox.readable": ('["~"]', None, None),
     "sandbox.hidden": (None, '["secrets"]', '["mine"]'),
     "sandbox.max_processes": ("100000", "64", "2048"),
     "approval.policy": ('"on-request"', '"untrusted"', '"never"'),

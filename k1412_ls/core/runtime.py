@@ -284,7 +284,8 @@ class _Run:
     def _sandbox_policy(self) -> SandboxPolicy:
         spec = self.runtime.config.sandbox
         return SandboxPolicy(network=spec.network, mode=spec.mode, git_writable=spec.git_writable,
-                             writable=tuple(spec.writable), hidden=tuple(spec.hidden), max_processes=spec.max_processes)
+                             writable=tuple(spec.writable), hidden=tuple(spec.hidden), max_processes=spec.max_processes,
+                             env=tuple(spec.env), readable=tuple(spec.readable))
 
     async def _prompt_hooks(self) -> list[str]:
         """The user's UserPromptSubmit hooks: context they add; a block ends the run before any model call."""

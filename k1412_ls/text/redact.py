@@ -83,9 +83,20 @@ _MIN_VALUE_LEN = 6
 _SHORTEST_CREDENTIAL = 5
 
 
+# Whole parts of a name (split at "_", "-", ".") that mark a credential the words above miss:
+# MYSQL_PWD, SSHPASS, BORG_PASSPHRASE, GITHUB_PAT, SLACK_WEBHOOK_URL, SENTRY_DSN.
+_SECRET_PARTS = frozenset({"pwd", "pass", "passphrase", "sshpass", "passcode", "pat", "webhook", "dsn"})
+_NAME_SPLIT = re.compile(r"[_\-.]+")
+_NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD"})  # the shell's working directories
+
+
 def is_secret_env_name(name: str) -> bool:
     """True for environment variable names that usually hold credentials."""
-    return bool(_SECRET_NAME.search(name))
+    if _SECRET_NAME.search(name):
+        return True
+    if name in _NOT_SECRET_NAMES:
+        return False
+    return any(part in _SECRET_PARTS for part in _NAME_SPLIT.split(name.lower()))
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None, extra_names: Iterable[str] = ()) -> set[str]:

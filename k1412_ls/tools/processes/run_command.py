@@ -25,7 +25,7 @@ from k1412_ls.tools.processes.observe import (
 )
 from k1412_ls.tools.registry import Tool, ToolContext, ToolResult
 from k1412_ls.tools.sandbox.command_sandbox import SANDBOXED, RunSandbox, SandboxPolicy
-from k1412_ls.tools.sandbox.environment import scrubbed_env
+from k1412_ls.tools.sandbox.environment import clean_path, scrubbed_env, withheld_secrets
 from k1412_ls.tools.sandbox.host_tmp import hidden_tmp_note
 from k1412_ls.tools.undo.changes import ChangeTracker, change_entries
 
@@ -101,19 +101,45 @@ def _create_approved_file(path: str) -> None:
 
 
 def child_env(ctx: ToolContext) -> dict[str, str]:
-    """The environment for a child: the run's environment (or ours) with credentials removed.
+    """The environment for a child: the allow-listed part of the run's environment (or ours).
 
-    Values the run's redactor knows (e.g. keys held in configured ``api_key_env``
-    variables, whatever their names) are dropped too. Computed once per run and
-    environment (it costs about as much as starting the sandbox), then copied.
+    Built by :func:`~k1412_ls.tools.sandbox.environment.scrubbed_env` with the
+    variables the user's ``[sandbox] env`` names; values the run's redactor
+    knows are withheld, and what was withheld (or passed) that looks secret is
+    taught to the redactor. Computed once per run and environment, then copied.
     """
+    return dict(_child_env(ctx)[0])
+
+
+def path_note(ctx: ToolContext) -> str | None:
+    """A sentence about the relative or empty PATH entries commands do not get; once per run."""
+    fresh = _child_env(ctx)[1]
+    if not fresh:
+        return None
     source = os.environ if ctx.env is None else ctx.env
-    key = (id(source), hash(frozenset(source.items())), id(ctx.redactor))
+    dropped = clean_path(source.get("PATH", ""))[1]
+    if not dropped:
+        return None
+    shown = ", ".join(repr(d) for d in dropped)
+    return (f"Relative or empty PATH entries ({shown}) were left out of commands' PATH, so a program planted "
+            "in the workspace never runs under a familiar name; call such programs by path.")
+
+
+def _child_env(ctx: ToolContext) -> tuple[dict[str, str], bool]:
+    source = os.environ if ctx.env is None else ctx.env
+    sandbox = ctx.services.sandbox
+    passed = sandbox.env if isinstance(sandbox, SandboxPolicy) else sandbox.policy.env \
+        if isinstance(sandbox, RunSandbox) else ()
+    key = (id(source), hash((frozenset(source.items()), passed)), id(ctx.redactor))
     cached = ctx.services.child_env
-    if cached is None or cached[0] != key:
-        cached = (key, scrubbed_env(ctx.env, redactor=ctx.redactor))
-        ctx.services.child_env = cached
-    return dict(cached[1])
+    if cached is not None and cached[0] == key:
+        return cached[1], False
+    env = scrubbed_env(source, redactor=ctx.redactor, passed=passed)
+    learned = withheld_secrets(source, env, ctx.redactor)
+    if learned:
+        ctx.redactor.add(*learned)
+    ctx.services.child_env = (key, env)
+    return env, True
 
 
 def output_fields(done: Completed, text: str) -> dict[str, Any]:
@@ -148,8 +174,9 @@ def run_command(args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
     if ctx.cancel.is_set():
         raise ToolError("The run was cancelled before the command started; nothing was run.")
     sandbox, network, withheld = confinement_for(ctx, args.command)
-    if withheld:
-        note = f"{note} {withheld}" if note else withheld
+    for extra in (withheld, path_note(ctx)):
+        if extra:
+            note = f"{note} {extra}" if note else extra
     root = ctx.workspace.root
     holder = ctx.services.changes
     tracker = holder.tracker() if holder is not None else ChangeTracker(root)

@@ -33,10 +33,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import shutil
 import stat
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -54,7 +54,9 @@ from k1412_ls.tools.sandbox.bubblewrap import (
     network_namespace_problem,
     refusal,
 )
+from k1412_ls.tools.sandbox.environment import clean_path
 from k1412_ls.tools.sandbox.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
+from k1412_ls.tools.sandbox.home_view import VIEW_VARIABLES, home_cover, home_shown, veil_home
 from k1412_ls.tools.sandbox.host_tmp import tmp_tool_flags
 from k1412_ls.tools.sandbox.mounts import MountPlan, inside
 from k1412_ls.tools.sandbox.path_trace import PathTrace
@@ -66,9 +68,12 @@ from k1412_ls.tools.sandbox.protected_paths import (
     hidden_paths,
     hide_from_commands,
     home_dir,
+    home_hidden_names,
     installation_paths,
     protected_from_file_writes,
+    secret_store_paths,
 )
+from k1412_ls.tools.sandbox.run_cleanup import remove_tree, strip_special_bits, unshadow
 from k1412_ls.tools.sandbox.seccomp import network_off_filter
 
 log = logging.getLogger(__name__)
@@ -90,6 +95,8 @@ class SandboxPolicy:
     writable: tuple[str, ...] = ()  # extra writable directories (user configuration only)
     hidden: tuple[str, ...] = ()  # extra hidden paths
     max_processes: int = LIMITS.max_processes
+    env: tuple[str, ...] = ()  # more environment variables passed (user configuration only)
+    readable: tuple[str, ...] = ()  # more of $HOME shown read-only, "~" for all of it (user configuration only)
 
 
 # The name earlier versions used; kept for embedders.
@@ -153,6 +160,8 @@ class FixedPaths:
     run_dirs: tuple[str, ...]
     path_dirs: tuple[str, ...] = ()  # PATH entries: read-only, and kept from being created (tools.sandbox.mounts)
     relative_path_dirs: tuple[str, ...] = ()  # relative PATH entries (node_modules/.bin): taken from root and cwd
+    home: str = ""  # $HOME resolved, covered unless the workspace holds it (tools.sandbox.home_view)
+    home_shown: tuple[tuple[str, str], ...] = ()  # (path, its source) shown read-only under a covered home
 
 
 def fixed_paths(policy: SandboxPolicy, trace: PathTrace | None = None) -> FixedPaths:
@@ -164,8 +173,10 @@ def fixed_paths(policy: SandboxPolicy, trace: PathTrace | None = None) -> FixedP
     path_dirs = trace.resolve_all(p for p in entries if p.startswith("/"))
     relative = [p for p in entries if p not in ("", ".") and not p.startswith("/")]
     protected += installation_paths()
-    hidden = [*hidden_paths(), str(config_dir()), *(str(home / name) for name in SECRET_PATHS)]
-    hidden += [os.path.expanduser(p) for p in policy.hidden]
+    hidden = [*hidden_paths(), str(config_dir()), *(str(home / name) for name in home_hidden_names())]
+    hidden += [*secret_store_paths(), *(os.path.expanduser(p) for p in policy.hidden)]
+    real_home = os.path.realpath(home)
+    shown = tuple((p, trace.resolve(p)) for p in home_shown(real_home, os.environ, policy.readable))
     run_dirs = ["/run", "/var/run", os.environ.get("XDG_RUNTIME_DIR", "")]
     return FixedPaths(
         protected=tuple(dict.fromkeys(trace.resolve_all(protected))),
@@ -173,6 +184,8 @@ def fixed_paths(policy: SandboxPolicy, trace: PathTrace | None = None) -> FixedP
         run_dirs=tuple(dict.fromkeys(p for p in trace.resolve_all(d for d in run_dirs if d) if os.path.isdir(p))),
         path_dirs=tuple(dict.fromkeys(path_dirs)),
         relative_path_dirs=tuple(dict.fromkeys(relative)),
+        home=real_home,
+        home_shown=shown,
     )
 
 
@@ -180,7 +193,7 @@ def _fixed_inputs(policy: SandboxPolicy) -> tuple[object, ...]:
     """What :func:`fixed_paths` reads besides the filesystem."""
     env = os.environ
     return (policy, env.get("PATH"), env.get("HOME"), env.get("XDG_CONFIG_HOME"), env.get("XDG_RUNTIME_DIR"),
-            tuple(hidden_paths()))
+            tuple(hidden_paths()), tuple(env.get(name) for name in VIEW_VARIABLES))
 
 
 def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Path, network: bool,
@@ -205,11 +218,14 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
         plan.flags += list(NETWORK_OFF_FLAGS)
     plan.flags += ["--bind", str(tmp_dir), "/tmp"]
     plan.flags += tmp_tool_flags([*fixed.protected, *fixed.path_dirs], keep)
+    writable = [os.path.realpath(os.path.expanduser(extra)) for extra in policy.writable]
+    writable = [path for path in writable if os.path.isdir(path) or os.path.isfile(path)]
+    cover = home_cover(fixed.home, root, [*policy.readable, *writable]) if fixed.home else None
+    if cover is not None:
+        veil_home(plan, cover, fixed.home_shown)
     plan.bind(root)
-    for extra in policy.writable:
-        path = os.path.realpath(os.path.expanduser(extra))
-        if os.path.isdir(path) or os.path.isfile(path):
-            plan.bind(path)
+    for path in writable:
+        plan.bind(path)
     _lock_home(plan)
     relative = [os.path.realpath(os.path.join(base, p)) for p in fixed.relative_path_dirs for base in (root, real_cwd)]
     plan.start_covers()
@@ -246,6 +262,8 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
                 plan.anchor_ancestors(sock)
                 plan.flags += ["--ro-bind", "/dev/null", sock]
     plan.place_anchors()
+    if cover is not None:
+        plan.flags += ["--remount-ro", cover]  # last: the mount points above were made in it
     plan.flags += ["--chdir", real_cwd]
     return plan
 
@@ -291,6 +309,14 @@ class RunSandbox:
         self._warm_starts = 0  # starts in flight: close() waits for them, so none outlives the run
         self._warm_done = threading.Condition(self._lock)
         self.warm_served = 0  # commands that ran in a sandbox started ahead (diagnostics and benchmarks)
+        self._started = time.time() - 1.0  # what changed since is looked at when the run ends (run_cleanup)
+        self._roots: set[str] = set()
+
+    def note_root(self, root: Path) -> None:
+        """A workspace a command ran in: looked over for special mode bits and shadowing programs at the end."""
+        owner = self._owner or self
+        with owner._lock:
+            owner._roots.add(os.path.realpath(root))
 
     def guard_git_links(self, root: Path, nested: tuple[str, ...], git_writable: bool) -> None:
         """Undo second names of git-dir files (``tools.sandbox.git_dirs``) before a command with a read-only ``.git``.
@@ -413,8 +439,13 @@ class RunSandbox:
             warm, self._warm = self._warm, None
         if warm is not None:
             warm.discard()
+        if self._roots:
+            writable = [os.path.realpath(os.path.expanduser(p)) for p in self.policy.writable]
+            roots = [*sorted(self._roots), *writable]
+            strip_special_bits(roots, self._started)
+            unshadow(roots, clean_path(os.environ.get("PATH", ""))[1], os.environ.get("PATH", ""), self._started)
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(str(tmp))
 
 
 __all__ = ["BASE_FLAGS", "NETWORK_OFF_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES",

@@ -57,6 +57,7 @@ def plan_command(sandbox: RunSandbox, workspace: Path, cwd: Path, network: bool 
     Undoes second names of git-dir files first (:meth:`RunSandbox.guard_git_links`).
     """
     policy = sandbox.policy
+    sandbox.note_root(workspace)
     net = policy.network if network is None else network
     if policy.mode == "off":
         return None
@@ -83,6 +84,7 @@ def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Pa
     ``planned`` is :func:`plan_command`'s answer when the caller has it already. Raises
     :class:`ToolError` (one sentence) when the command cannot run as confined as the policy says.
     """
+    sandbox.note_root(workspace)
     if sandbox.policy.mode == "off":
         return Confined(argv, UNSANDBOXED_BY_USER, {}, _nothing)
     planned = planned or plan_command(sandbox, workspace, cwd, network)

@@ -51,6 +51,18 @@ class MountPlan:
     locked: list[str] = field(default_factory=list)  # read-only again inside a writable root (whole trees)
     anchors: set[str] = field(default_factory=set)  # directories bound onto themselves (see anchor_ancestors)
     anchor_at: int | None = None  # where in flags the anchors go: before every mount they must hold in place
+    veiled: list[str] = field(default_factory=list)  # covered by an empty directory (``$HOME``, home_view)
+    shown: list[str] = field(default_factory=list)  # bound read-only again inside a veiled directory
+
+    def unseen(self, path: str) -> bool:
+        """Whether ``path`` lies under a veil and nothing bound there shows it (no cover needed)."""
+        return (any(inside(path, v) for v in self.veiled)
+                and not any(inside(path, s) for s in (*self.shown, *self.writable)))
+
+    def show(self, source: str, path: str) -> None:
+        """``source`` bound read-only at ``path`` (inside a veiled directory)."""
+        self.flags += ["--ro-bind", source, path]
+        self.shown.append(path)
 
     def bind(self, path: str) -> None:
         self.flags += ["--bind", path, path]
@@ -72,7 +84,7 @@ class MountPlan:
         return verdict
 
     def read_only(self, path: str) -> None:
-        if self.writable_at(path) and os.path.exists(path):
+        if self.writable_at(path) and os.path.exists(path) and not self.unseen(path):
             self.anchor_ancestors(path)
             self.flags += ["--ro-bind", path, path]
 
@@ -137,7 +149,7 @@ class MountPlan:
 
     def hide(self, path: str, keep: list[str]) -> None:
         """Cover ``path`` unless it holds a path the command needs (the workspace, its cwd)."""
-        if not os.path.lexists(path) or any(inside(k, path) for k in keep):
+        if not os.path.lexists(path) or any(inside(k, path) for k in keep) or self.unseen(path):
             return
         self.anchor_ancestors(path)
         if os.path.isdir(path) and not os.path.islink(path):

@@ -13,6 +13,7 @@ from k1412_ls.tools.files.documents import DiskDocumentStore
 from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.processes import run_command
 from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolResult
+from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy
 
 REGISTRY = ToolRegistry(run_command.TOOLS)
 
@@ -161,9 +162,14 @@ def test_output_and_facts_are_redacted(ctx: ToolContext) -> None:
 
 
 def test_run_env_is_used_but_scrubbed(ctx: ToolContext) -> None:
-    ctx.env = {"PATH": "/usr/bin:/bin", "PROJECT_MODE": "ci-mode", "OPENAI_API_KEY": "plainvalue-123456"}
-    result = run(ctx, command="echo mode=$PROJECT_MODE key=${OPENAI_API_KEY:-unset} prompt=$GIT_TERMINAL_PROMPT")
-    assert result.data["output"] == "mode=ci-mode key=unset prompt=0\n"
+    ctx.env = {"PATH": "/usr/bin:/bin", "CC": "clang", "PROJECT_MODE": "ci-mode", "OPENAI_API_KEY": "plainvalue-123456"}
+    command = "echo cc=$CC mode=$PROJECT_MODE key=${OPENAI_API_KEY:-unset} prompt=$GIT_TERMINAL_PROMPT"
+    result = run(ctx, command=command)
+    assert result.data["output"] == "cc=clang mode= key=unset prompt=0\n"  # an unlisted name is not passed
+    ctx.services.sandbox = SandboxPolicy(env=("PROJECT_MODE", "OPENAI_API_KEY"))  # the user's [sandbox] env
+    ctx.services.child_env = None
+    result = run(ctx, command=command)
+    assert result.data["output"] == "cc=clang mode=ci-mode key=unset prompt=0\n"  # provider keys never
 
 
 def test_utf8_output_is_preserved(ctx: ToolContext) -> None:

@@ -275,7 +275,16 @@ def test_child_environment_has_no_provider_keys(ctx: ToolContext, command: str) 
         ("HOME", "/home/dev", True),
         ("LANG", "C.UTF-8", True),
         ("VIRTUAL_ENV", "/work/.venv", True),
-        ("DATABASE_URL", "postgres://db:5432/app", True),
+        ("DATABASE_URL", "postgres://db:5432/app", False),  # not on the allow list: name it in [sandbox] env
+        ("MYSQL_PWD", "hunter22", False),
+        ("SSHPASS", "hunter22", False),
+        ("BORG_PASSPHRASE", "correct horse", False),
+        ("SLACK_WEBHOOK_URL", "https://hooks.example/T0/B0/abcdef", False),
+        ("CONTAINER_NAME", "web", False),  # whatever its value, a name nobody listed is not passed
+        ("PIP_FIND_LINKS", "/opt/wheels", True),
+        ("PIP_INDEX_URL", "https://u:s3cret@pkgs.example/simple", False),  # allowed name, credential value
+        ("CC", "gcc", True),
+        ("LC_ALL", "C.UTF-8", True),
     ],
 )
 def test_scrubbed_env_policy(name: str, value: str, kept: bool) -> None:

@@ -110,7 +110,7 @@ def test_a_hidden_path_re_pointed_between_commands_stays_hidden(tmp_path: Path, 
         monkeypatch.setenv("HOME", str(home))
         if not defended:  # the control: what a run that resolved its covers once would do
             monkeypatch.setattr(PathTrace, "unchanged", lambda self: True)
-        run = Run(ws)
+        run = Run(ws, SandboxPolicy(readable=("~",)))  # all of home shown: only the secret covers hide it
         try:
             first = run.run("cat ~/.ssh/id_rsa")
             (home / "tmp-link").symlink_to("dots2/ssh")

@@ -73,10 +73,12 @@ def test_file_tools_never_write_dot_entries_of_a_home_workspace(home: Path, path
 def test_file_tools_never_read_secret_or_k1412_dirs(home: Path) -> None:
     (home / ".config" / "k1412").mkdir(parents=True)
     (home / ".config" / "k1412" / "config.toml").write_text("[sandbox]\n")
-    for path in (".ssh/id_ed25519", ".config/k1412/config.toml"):
+    (home / ".bash_history").write_text("export GITHUB_PAT=ghp_canary\n")
+    (home / "projects" / "notes.txt").write_text("mine\n")
+    for path in (".ssh/id_ed25519", ".config/k1412/config.toml", ".bashrc", ".bash_history"):
         with pytest.raises(ToolError, match="hidden from the agent"):
             read_file(ReadFileArgs(path=path), context(home))
-    assert "mine" in read_file(ReadFileArgs(path=".bashrc"), context(home)).data["content"]  # control
+    assert "mine" in read_file(ReadFileArgs(path="projects/notes.txt"), context(home)).data["content"]  # control
 
 
 def test_file_tools_never_write_into_a_path_directory(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
