@@ -179,6 +179,8 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
     # The command's own /proc, read-only as a whole: /proc/sys, sysrq-trigger and the other kernel interfaces
     # that check only the uid cannot be written (one remount, cheaper than a bind per path).
     plan.flags += ["--remount-ro", "/proc"]
+    # The descriptions of the user's kernel keys (the filter refuses every keyctl, so no payload is reachable).
+    plan.flags += ["--ro-bind", "/dev/null", "/proc/keys"] if os.path.exists("/proc/keys") else []
     if not network:
         plan.flags += list(NETWORK_OFF_FLAGS)
     plan.flags += ["--bind", str(tmp_dir), "/tmp"]
