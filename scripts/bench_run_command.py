@@ -42,7 +42,7 @@ from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox.command_sandbox import RunSandbox, bubblewrap
 from k1412_ls.tools.sandbox.confinement import confined_argv
 from k1412_ls.tools.sandbox.process_cap import ProcessCap
-from k1412_ls.tools.sandbox.seccomp import filter_fd, network_off_filter
+from k1412_ls.tools.sandbox.seccomp import command_filter, filter_fd
 from k1412_ls.tools.undo.changes import RunChanges
 
 
@@ -110,9 +110,7 @@ def bench_run_command(n: int = 50, pause_s: float = 0.15) -> dict[str, Any]:
                 started = time.perf_counter()
                 fds: tuple[int, ...] = ()
                 if seccomp_at is not None:  # bwrap reads the filter to its end: a fresh copy per run
-                    program = network_off_filter()
-                    assert program is not None
-                    fds = (filter_fd(program),)
+                    fds = (filter_fd(command_filter(sandbox.policy.network)),)
                     boxed[seccomp_at] = str(fds[0])
                 subprocess.run(boxed, check=True, env={"PATH": "/usr/bin:/bin", **env}, pass_fds=fds)
                 for fd in fds:

@@ -14,10 +14,11 @@ Built for each command from the run's :class:`SandboxPolicy`:
 * a user namespace with every capability dropped (root inside cannot remount
   anything writable), private PID, IPC and UTS namespaces, ``/proc`` of its
   own (no other process's environment is visible), a minimal ``/dev``;
-* with the network off: a network namespace with only its own loopback, no
-  unix sockets of the command's own making (``tools.sandbox.seccomp``), and every unix
-  socket a host process listens on covered, so no socket of any family reaches
-  anything outside;
+* a system-call filter that allows what ordinary programs use and refuses the
+  rest (``tools.sandbox.seccomp``: keyrings, io_uring, ptrace, new namespaces, setuid
+  modes, most socket families); with the network off: a network namespace with only
+  its own loopback, and no unix socket but a connected pair, so no socket of any
+  family reaches anything outside;
 * a workspace that is (or holds) ``$HOME``: home's dot entries read-only.
 
 What is hidden and protected: ``tools.sandbox.protected_paths``; which bubblewrap:
@@ -33,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import stat
 import tempfile
 import threading
 import time
@@ -58,7 +58,7 @@ from k1412_ls.tools.sandbox.environment import clean_path
 from k1412_ls.tools.sandbox.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
 from k1412_ls.tools.sandbox.home_view import VIEW_VARIABLES, home_cover, home_shown, veil_home
 from k1412_ls.tools.sandbox.host_tmp import tmp_tool_flags
-from k1412_ls.tools.sandbox.mounts import MountPlan, inside
+from k1412_ls.tools.sandbox.mounts import MountPlan
 from k1412_ls.tools.sandbox.path_trace import PathTrace
 from k1412_ls.tools.sandbox.protected_paths import (
     SECRET_PATHS,
@@ -74,7 +74,7 @@ from k1412_ls.tools.sandbox.protected_paths import (
     secret_store_paths,
 )
 from k1412_ls.tools.sandbox.run_cleanup import remove_tree, strip_special_bits, unshadow
-from k1412_ls.tools.sandbox.seccomp import network_off_filter
+from k1412_ls.tools.sandbox.seccomp import filter_problem
 
 log = logging.getLogger(__name__)
 
@@ -103,20 +103,6 @@ class SandboxPolicy:
 CommandPolicy = SandboxPolicy
 
 
-def host_unix_sockets() -> list[str]:
-    """Paths of unix sockets bound by processes in this network namespace (``/proc/net/unix``)."""
-    try:
-        text = Path("/proc/net/unix").read_text(errors="replace")
-    except OSError:
-        return []
-    paths = set()
-    for line in text.splitlines()[1:]:
-        fields = line.split(maxsplit=7)
-        if len(fields) == 8 and fields[7].startswith("/"):
-            paths.add(fields[7].strip())
-    return sorted(paths)
-
-
 MAX_HOME_ENTRIES = 500
 
 
@@ -142,13 +128,6 @@ def _lock_home(plan: MountPlan) -> None:
         return
     for path in visible[:MAX_HOME_ENTRIES] if len(visible) <= MAX_HOME_ENTRIES else []:
         plan.bind(path)
-
-
-def _is_socket(path: str) -> bool:
-    try:
-        return stat.S_ISSOCK(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 @dataclass(frozen=True)
@@ -214,6 +193,8 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
     # The command's own /proc, read-only as a whole: /proc/sys, sysrq-trigger and the other kernel interfaces
     # that check only the uid cannot be written (one remount, cheaper than a bind per path).
     plan.flags += ["--remount-ro", "/proc"]
+    # The descriptions of the user's kernel keys (the filter refuses every keyctl, so no payload is reachable).
+    plan.flags += ["--ro-bind", "/dev/null", "/proc/keys"] if os.path.exists("/proc/keys") else []
     if not network:
         plan.flags += list(NETWORK_OFF_FLAGS)
     plan.flags += ["--bind", str(tmp_dir), "/tmp"]
@@ -249,18 +230,6 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
     if not network:
         for path in fixed.run_dirs:
             plan.hide(path, keep)
-        covered = [*fixed.run_dirs, *fixed.hidden]
-        # Where the seccomp filter exists (tools.sandbox.seccomp) no unix socket can be made, so none is covered: the
-        # listing races with sockets (and their directories) vanishing before bubblewrap mounts over them,
-        # which makes bubblewrap refuse to start. Elsewhere it is the only cover. Each path is resolved first:
-        # a socket bound through a symlinked directory is covered where it really is.
-        sockets = host_unix_sockets() if network_off_filter() is None else []
-        for sock in dict.fromkeys(os.path.realpath(p) for p in sockets):
-            if any(inside(sock, d) for d in covered if os.path.isdir(d)):
-                continue  # already out of sight (and a read-only tmpfs cannot take a mount point)
-            if _is_socket(sock) and (not inside(sock, "/tmp") or plan.writable_at(sock)):
-                plan.anchor_ancestors(sock)
-                plan.flags += ["--ro-bind", "/dev/null", sock]
     plan.place_anchors()
     if cover is not None:
         plan.flags += ["--remount-ro", cover]  # last: the mount points above were made in it
@@ -278,10 +247,11 @@ def reader_argv(argv: list[str], workspace: Path, fixed: FixedPaths) -> list[str
 
     For programs K1412 runs to *read* the workspace (ripgrep): a symlink swapped
     in mid-walk can lead them to nothing a command could not read. None when no
-    bubblewrap works.
+    bubblewrap works, or no system-call filter can be built (``tools.sandbox.seccomp``: the
+    readers run under it too).
     """
     box = bubblewrap()
-    if box.path is None:
+    if box.path is None or filter_problem() is not None:
         return None
     root = os.path.realpath(workspace)
     plan = MountPlan()
@@ -450,5 +420,5 @@ class RunSandbox:
 
 __all__ = ["BASE_FLAGS", "NETWORK_OFF_FLAGS", "NETWORK_OFF_LABEL", "SANDBOXED", "SECRET_PATHS", "STARTUP_FILES",
            "UNSANDBOXED_BY_USER", "Bubblewrap", "CommandPolicy", "Discardable", "RunSandbox", "SandboxPolicy", "bubblewrap",
-           "hidden_from_file_tools", "hidden_paths", "hide_from_commands", "host_unix_sockets",
+           "hidden_from_file_tools", "hidden_paths", "hide_from_commands",
            "network_namespace_problem", "protected_from_file_writes", "reader_argv", "refusal", "sandbox_flags"]

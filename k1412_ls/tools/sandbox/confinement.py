@@ -1,5 +1,5 @@
 """One command's confinement, worked out and applied: the flags its bubblewrap sandbox gets now, the
-network filter's descriptor and the placeholder directories it holds (the run's policy and mount plan:
+system-call filter's descriptor and the placeholder directories it holds (the run's policy and mount plan:
 ``tools.sandbox.command_sandbox``)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from k1412_ls.tools.sandbox.bubblewrap import (
 )
 from k1412_ls.tools.sandbox.command_sandbox import RunSandbox, sandbox_plan
 from k1412_ls.tools.sandbox.mounts import PLACEHOLDERS, MountPlan
-from k1412_ls.tools.sandbox.seccomp import filter_fd, network_off_filter
+from k1412_ls.tools.sandbox.seccomp import command_filter, filter_fd, filter_problem
 
 
 class Confined(NamedTuple):
@@ -64,6 +64,11 @@ def plan_command(sandbox: RunSandbox, workspace: Path, cwd: Path, network: bool 
     box = bubblewrap()
     if box.path is None:
         raise refusal(box)
+    problem = filter_problem()
+    if problem is not None:
+        raise ToolError(f"Commands cannot run because {problem}, and K1412 runs none without its system-call "
+                        "filter; install libseccomp, or, at your own risk, set [sandbox] mode = \"off\" in your "
+                        "user configuration.")
     label = SANDBOXED
     if not net:
         problem = network_namespace_problem()
@@ -93,14 +98,10 @@ def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Pa
 
 
 def confine(argv: list[str], planned: CommandPlan) -> Confined:
-    """``argv`` in the sandbox ``planned`` describes: the network filter's descriptor made, placeholders held."""
-    flags = list(planned.plan.flags)
-    fds: tuple[int, ...] = ()
-    program = None if planned.network else network_off_filter()
-    if program is not None:
-        fd = filter_fd(program)
-        flags += ["--seccomp", str(fd)]
-        fds = (fd,)
+    """``argv`` in the sandbox ``planned`` describes: the system-call filter's descriptor made, placeholders held."""
+    fd = filter_fd(command_filter(planned.network))
+    flags = [*planned.plan.flags, "--seccomp", str(fd)]
+    fds = (fd,)
     made = list(planned.plan.placeholders)
     PLACEHOLDERS.acquire(made)
     return Confined([planned.bwrap, *flags, "--", *argv], planned.label, {"TMPDIR": "/tmp"},

@@ -19,7 +19,8 @@ It is reused only while nothing it was built from changed:
   no extra processes.
 
 When no such sandbox can be kept (the spawner cannot start), ripgrep runs in a fresh sandbox per
-search as before.
+search as before. Either way it runs under the system-call filter of a network-off command
+(``tools.sandbox.seccomp``), the spawner with it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from k1412_ls.tools.sandbox.covers import cover_checks
+from k1412_ls.tools.sandbox.seccomp import command_filter, filter_fd
 
 MAX_AGE_S = 120.0
 IDLE_S = 30.0
@@ -159,7 +161,8 @@ class ReaderSandbox:
         self.serving = threading.Event()  # the spawner said it is ready: idle time counts from then
         self._send_lock = threading.Lock()  # a close never frees the control socket under a send
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [*prefix, sys.executable, "-I", "-S", str(SPAWNER), str(theirs.fileno()), root,
+        filtered, seccomp = _filtered(prefix)
+        argv = [*filtered, sys.executable, "-I", "-S", str(SPAWNER), str(theirs.fileno()), root,
                 json.dumps(cover_checks(prefix))]
         started: list[subprocess.Popen[bytes] | BaseException] = []
         ready = threading.Event()
@@ -169,12 +172,14 @@ class ReaderSandbox:
             # as long as the sandbox, so a tool call's worker thread ending does not end it.
             try:
                 proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
+                                        stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(), seccomp),
                                         start_new_session=True)
             except OSError as exc:
                 started.append(exc)
                 ready.set()
                 return
+            finally:
+                os.close(seccomp)
             started.append(proc)
             ready.set()
             while not self.closing.wait(CHECK_EVERY_S):
@@ -235,6 +240,12 @@ class ReaderSandbox:
             self._control.close()
 
 
+def _filtered(prefix: list[str]) -> tuple[list[str], int]:
+    """``prefix`` (``bwrap <flags> --``) with the filter of a network-off command, and its descriptor to pass."""
+    fd = filter_fd(command_filter(False))
+    return [*prefix[:-1], "--seccomp", str(fd), "--"], fd
+
+
 _lock = threading.Lock()
 _current: ReaderSandbox | None = None
 _failed_at: dict[tuple[str, ...], float] = {}
@@ -280,8 +291,13 @@ def start_reader(wrapped: list[str], root: Path, env: dict[str, str], fresh: boo
         proc = sandbox.spawn(argv)
         if proc is not None:
             return proc
-    return subprocess.Popen(wrapped, cwd=root, stdin=subprocess.DEVNULL, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    filtered, seccomp = _filtered(prefix)
+    try:
+        return subprocess.Popen([*filtered, *argv], cwd=root, stdin=subprocess.DEVNULL, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                pass_fds=(seccomp,))
+    finally:
+        os.close(seccomp)
 
 
 def close_reader_sandbox() -> None:
