@@ -58,6 +58,7 @@ from k1412_ls.tools.sandbox.environment import clean_path
 from k1412_ls.tools.sandbox.git_dirs import git_dirs, gitdir_of_pointer, nested_git_dirs, separate_git_links
 from k1412_ls.tools.sandbox.home_view import VIEW_VARIABLES, home_cover, home_shown, veil_home
 from k1412_ls.tools.sandbox.host_tmp import tmp_tool_flags
+from k1412_ls.tools.sandbox.inward_links import inward_link_targets
 from k1412_ls.tools.sandbox.mounts import MountPlan
 from k1412_ls.tools.sandbox.path_trace import PathTrace
 from k1412_ls.tools.sandbox.protected_paths import (
@@ -224,6 +225,11 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
             if target is not None:
                 plan.read_only(target)
     for path in fixed.protected:
+        plan.read_only(path)
+    # Links from the start-up files and PATH dirs into the workspace (a dotfiles repository): their targets are
+    # what the user's shell, git and PATH read, so they are read-only like the links (tools.sandbox.inward_links).
+    home = str(home_dir())
+    for path in inward_link_targets(root, [*(os.path.join(home, n) for n in STARTUP_FILES), *fixed.path_dirs]):
         plan.read_only(path)
     for path in fixed.hidden:
         plan.hide(path, keep)

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from k1412_ls.tools.sandbox.bubblewrap import bubblewrap
+from k1412_ls.tools.sandbox.inward_links import inward_link_targets
 from k1412_ls.tools.sandbox.mounts import inside
 from k1412_ls.tools.sandbox.path_trace import KeptResolution
 
@@ -109,7 +110,9 @@ def protected_from_file_writes(path: str, root: str) -> bool:
         return True
     if inside(home, root) and inside(path, home) and path != home:
         return os.path.relpath(path, home).split(os.sep, 1)[0].startswith(".")
-    return False
+    places = [os.path.join(home, n) for n in STARTUP_FILES]
+    places += [p for p in os.environ.get("PATH", "").split(":") if p.startswith("/")]
+    return path in inward_link_targets(root, places)
 
 
 _WRITE_PROTECTED = KeptResolution()
