@@ -79,20 +79,26 @@ def edit_after_check(case: Trajectory) -> tuple[Turn, ...] | None:
     return (*case.turns[:-1], edit, case.turns[-1])
 
 
-def collect_only(case: Trajectory) -> tuple[Turn, ...] | None:
+def _rewrite_commands(case: Trajectory, applies: Callable[[str], bool],
+                      rewrite: Callable[[str], str]) -> tuple[Turn, ...] | None:
+    """The case with every run_command line ``applies`` accepts rewritten; None when none is."""
     changed = False
     turns: list[Turn] = []
     for turn in case.turns:
         new_calls = []
         for c in _calls(turn):
             cmd = c["arguments"].get("command", "") if c["name"] == "run_command" else ""
-            if re.search(r"\bpytest\b", cmd) and "--co" not in cmd:
-                cmd = re.sub(r"\bpytest\b", "pytest --co", cmd, count=1)
-                c = {"name": c["name"], "arguments": {**c["arguments"], "command": cmd}}
+            if cmd and applies(cmd):
+                c = {"name": c["name"], "arguments": {**c["arguments"], "command": rewrite(cmd)}}
                 changed = True
             new_calls.append(c)
         turns.append({**turn, "tool_calls": new_calls} if "tool_calls" in turn else turn)
     return tuple(turns) if changed else None
+
+
+def collect_only(case: Trajectory) -> tuple[Turn, ...] | None:
+    return _rewrite_commands(case, lambda cmd: bool(re.search(r"\bpytest\b", cmd)) and "--co" not in cmd,
+                             lambda cmd: re.sub(r"\bpytest\b", "pytest --co", cmd, count=1))
 
 
 def empty_read(case: Trajectory) -> tuple[Turn, ...] | None:
@@ -127,19 +133,9 @@ def alter_count(case: Trajectory) -> tuple[Turn, ...] | None:
 
 
 def dry_commit(case: Trajectory) -> tuple[Turn, ...] | None:
-    changed = False
-    turns: list[Turn] = []
-    for turn in case.turns:
-        new_calls = []
-        for c in _calls(turn):
-            cmd = c["arguments"].get("command", "") if c["name"] == "run_command" else ""
-            if re.search(r"\bgit\b(?:\s+-c\s+\S+)*\s+commit\b", cmd) and "--dry-run" not in cmd:
-                cmd = re.sub(r"\bcommit\b", "commit --dry-run", cmd, count=1)
-                c = {"name": c["name"], "arguments": {**c["arguments"], "command": cmd}}
-                changed = True
-            new_calls.append(c)
-        turns.append({**turn, "tool_calls": new_calls} if "tool_calls" in turn else turn)
-    return tuple(turns) if changed else None
+    return _rewrite_commands(
+        case, lambda cmd: bool(re.search(r"\bgit\b(?:\s+-c\s+\S+)*\s+commit\b", cmd)) and "--dry-run" not in cmd,
+        lambda cmd: re.sub(r"\bcommit\b", "commit --dry-run", cmd, count=1))
 
 
 def bend_test(case: Trajectory) -> tuple[Turn, ...] | None:
