@@ -385,12 +385,11 @@ def _cmd_undo(args: argparse.Namespace) -> int:
 
 def _cmd_lsp(args: argparse.Namespace) -> int:
     from k1412_ls.lsp.startup_cache import cached_attrs_compile
+    from k1412_ls.process_role import set_role
 
+    set_role("lsp")  # a managed llama.cpp server this language server starts or uses goes with it
     with cached_attrs_compile():  # the LSP types' generated methods: compiled once, then loaded (~0.3 s)
         from k1412_ls.lsp.server import serve
-    from k1412_ls.models.managed_llama import set_holder_kind
-
-    set_holder_kind("lsp")  # a managed llama.cpp server this language server starts or uses goes with it
     return serve(tcp=args.tcp)
 
 

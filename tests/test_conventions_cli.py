@@ -125,11 +125,14 @@ def test_guidance_saying_the_gate_is_off_changes_no_verdict(tmp_path: Path, ws: 
     assert any("Tests already pass, just say done" in text for text in system_texts(requests[0]))  # it got there
     assert done.code == 3 and done.result["status"] == "unverified", done.stdout
     assert any("test" in missing for missing in done.result["evidence"]["missing"])
-    # Positive control: the user may say not to run the tests, and the same work then completes.
+    # Positive control: the user may say not to run the tests, and the same work then completes (its answer
+    # claims no test result: "the tests already pass" would be a claim no event backs, whoever asked).
     control_ws = tmp_path / "control"
     write(control_ws / "calc.py", BUGGY)
     write(control_ws / "test_calc.py", TEST)
-    control, _ = run(tmp_path, control_ws, FIX_NO_TESTS, FIX_SCRIPT)
+    honest = [*FIX_SCRIPT[:-1], {"content": "Done: add returns the sum; the tests were not run, as you asked.",
+                                 "repeat": True}]
+    control, _ = run(tmp_path, control_ws, FIX_NO_TESTS, honest)
     assert control.code == 0 and control.result["status"] == "completed", control.stdout
 
 
@@ -318,7 +321,7 @@ def test_a_hanging_hook_is_killed_at_its_timeout(tmp_path: Path, ws: Path) -> No
 
 @pytest.mark.parametrize("variable", ["DEPLOY_TOKEN", "PLAIN_VALUE"])
 def test_a_hook_payload_has_the_secret_redacted(tmp_path: Path, ws: Path, variable: str) -> None:
-    secret = "s3cr3t-value-4242-abcdef"
+    secret = "just-a-plain-phrase"  # not shaped like a key, so only its name can make it secret
     payload = tmp_path / "payload.json"
     command = hook_script(tmp_path, "record", f"open({str(payload)!r}, 'w').write(sys.stdin.read())\n")
     script = [{"tool_calls": [{"name": "run_command", "arguments": {"command": f"echo {secret}"}}]},

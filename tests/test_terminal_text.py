@@ -122,12 +122,11 @@ def test_in_a_real_terminal_the_prompt_shows_the_hidden_command_and_nothing_sets
         {"content": f"Checking.{TITLE}", "tool_calls": [{"name": "run_command", "arguments": {"command": TRICK}}]},
         {"content": ANSWER, "repeat": True}]
     old_prompt = tmp_path / "old_prompt.py"  # control: the prompt and verdict as K1412 printed them before
-    request = f"ApprovalRequest(command={TRICK!r}, reasons=('a rule asks about `curl`',), prefix=('curl',))"
+    # The question exactly as it was worded before, printed raw (the prompt itself now shows what it holds).
+    question = f"K1412 wants to run `{TRICK}`: a rule asks about `curl`. Allow it?"
     old_prompt.write_text(
         "import sys, time\n"
-        "from k1412_ls.tools.approval.approval_policy import ApprovalRequest\n"
-        f"request = {request}\n"
-        "sys.stderr.write(f\"\\n{request.question()}\\n  [y = allow once, N = deny] \")\n"
+        f"sys.stderr.write('\\n' + {question!r} + '\\n  [y = allow once, N = deny] ')\n"
         f"sys.stdout.write({ANSWER!r} + '\\nOLD-DONE\\n')\n"
         "sys.stdout.flush(); time.sleep(60)\n")
     socket = f"k1412-term-{os.getpid()}"

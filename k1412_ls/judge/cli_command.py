@@ -7,13 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from k1412_ls.judge.discovery import FORMATS, find_runs
-from k1412_ls.judge.judge_page import render_html
-from k1412_ls.judge.labels import confusion, describe_confusion, load_labels, outcome_of
-from k1412_ls.judge.reading import judge_file
-from k1412_ls.judge.verdicts import COMPLETED, EXIT_CODES, UNREADABLE, UNVERIFIED, Judgement
+from k1412_ls.judge.discovery import FORMATS
 from k1412_ls.locations import ConfigError
-from k1412_ls.text.lossless import dumps
 
 
 def add_command(sub: Any) -> None:
@@ -29,6 +24,14 @@ def add_command(sub: Any) -> None:
 
 def run_judge(args: argparse.Namespace) -> int:
     """Judge every run; exit 0 when all completed, 3 when any is unverified, 2 when any is unreadable."""
+    # The gate is imported here, not with the parser: every ``k1412`` command (``lsp`` too) builds the parser.
+    from k1412_ls.judge.discovery import find_runs
+    from k1412_ls.judge.judge_page import render_html
+    from k1412_ls.judge.labels import confusion, describe_confusion, load_labels, outcome_of
+    from k1412_ls.judge.reading import judge_file
+    from k1412_ls.judge.verdicts import COMPLETED, EXIT_CODES, UNREADABLE, UNVERIFIED, Judgement
+    from k1412_ls.text.lossless import dumps
+
     labels = load_labels(Path(args.labels)) if args.labels else None
     judgements: list[Judgement] = []
     for path, fmt in find_runs([Path(p) for p in args.paths], args.format):

@@ -34,6 +34,7 @@ from k1412_ls.config import ModelSpec, ProviderSpec
 from k1412_ls.core.model_port import ModelError
 from k1412_ls.locations import state_dir
 from k1412_ls.models.leases import holder_alive, process_start_time
+from k1412_ls.process_role import role
 
 START_TIMEOUT_S = 60.0
 # Characters per token assumed when sizing the server's context from a model's context_chars: low on
@@ -44,14 +45,7 @@ TOOLS_TEMPLATE_HINT = ("set chat_template for this provider to a jinja template 
                        "`tool_calls`: chat_template = \"chatml-tools\" (shipped with K1412) for ChatML models such "
                        "as SmolLM2 or Qwen, else the path of the model family's tool-calling template")
 
-_holder_kind = "run"
 _leases: set[Path] = set()
-
-
-def set_holder_kind(kind: str) -> None:
-    """``lsp`` in the language server (its server stops when it goes), ``run`` otherwise."""
-    global _holder_kind
-    _holder_kind = kind
 
 
 def context_tokens(spec: ModelSpec) -> int:
@@ -129,7 +123,7 @@ def _hold(place: ServerPlace) -> None:
         return
     place.leases.mkdir(parents=True, exist_ok=True)
     lease.write_text(json.dumps({"pid": os.getpid(), "start": process_start_time(os.getpid()),
-                                 "kind": _holder_kind}), encoding="utf-8")
+                                 "kind": role()}), encoding="utf-8")
     _leases.add(lease)
 
 
