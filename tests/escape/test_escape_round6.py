@@ -60,6 +60,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import ctypes
+import errno
 import json
 import os
 import re
@@ -389,7 +390,17 @@ def pidns_host_process_names_via_proc_and_sys(lab: Lab) -> Verdict:
     name = f"zz{lab.nonce}"[:15]
     prog = lab.root / name
     shutil.copy2("/bin/sleep", prog)
-    canary = subprocess.Popen([str(prog), f"62.{lab.digits}"], start_new_session=True, stdin=subprocess.DEVNULL)
+    # Cases play in parallel threads: another thread's fork may still hold the copy open for writing for a
+    # moment (ETXTBSY), so the start is retried briefly.
+    for attempt in range(50):
+        try:
+            canary = subprocess.Popen([str(prog), f"62.{lab.digits}"], start_new_session=True,
+                                      stdin=subprocess.DEVNULL)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ETXTBSY or attempt == 49:
+                raise
+            time.sleep(0.05)
     lab.on_cleanup(lambda: canary.wait(timeout=5))
     lab.on_cleanup(canary.kill)
     half_a, half_b = name[:6], name[6:]

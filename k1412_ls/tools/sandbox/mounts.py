@@ -53,9 +53,12 @@ class MountPlan:
     anchor_at: int | None = None  # where in flags the anchors go: before every mount they must hold in place
     veiled: list[str] = field(default_factory=list)  # covered by an empty directory (``$HOME``, home_view)
     shown: list[str] = field(default_factory=list)  # bound read-only again inside a veiled directory
+    covered: list[str] = field(default_factory=list)  # hidden directories (empty read-only tmpfs): all under them unseen
 
     def unseen(self, path: str) -> bool:
         """Whether ``path`` lies under a veil and nothing bound there shows it (no cover needed)."""
+        if any(inside(path, c) for c in self.covered):
+            return True  # a path under a hidden directory: covering it again would need a mount point there
         return (any(inside(path, v) for v in self.veiled)
                 and not any(inside(path, s) for s in (*self.shown, *self.writable)))
 
@@ -154,6 +157,7 @@ class MountPlan:
         self.anchor_ancestors(path)
         if os.path.isdir(path) and not os.path.islink(path):
             self.flags += ["--tmpfs", path, "--remount-ro", path]
+            self.covered.append(path)
         else:
             self.flags += ["--ro-bind", "/dev/null", path]
 
