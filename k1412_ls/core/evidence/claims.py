@@ -108,7 +108,10 @@ def find_claims(answer: str) -> list[Claim]:
     """Every positive claim in ``answer`` (see the module docstring)."""
     claims: list[Claim] = []
     for sentence in _sentences(answer):
+        # A count of tests is a figure whatever the sentence says around it ("3 passed, 1 failed").
         if _NEGATION.search(_NOT_NEGATIONS.sub(" ", sentence)):
+            claims.extend(Claim("test-count", next(g for g in m.groups() if g), sentence)
+                          for m in _TEST_COUNT.finditer(sentence))
             continue
         if _TESTS_PASS.search(sentence) or (_TEST_SUBJECT.search(sentence) and (
                 _GOOD_OUTCOME.search(sentence) or _NOT_NEGATIONS.search(sentence))):

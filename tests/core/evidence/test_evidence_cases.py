@@ -202,7 +202,7 @@ CASES: tuple[Case, ...] = (
     Case("failed-test-never-resolved", "Run the tests", (X("pytest", 1, PYTEST_FAIL),), False, "execution tests",
          "execution", says=("but the answer does not say so",)),
     Case("failed-test-reported-as-finding", "Run the tests", (X("pytest", 1, PYTEST_FAIL),), True,
-         "execution tests", answer="1 test fails: test_a asserts 1 == 2."),
+         "execution tests claims", answer="1 test fails: test_a asserts 1 == 2."),
     Case("failed-test-reported-as-passing", "Run the tests", (X("pytest", 1, PYTEST_FAIL),), False,
          "execution tests claims", "execution claims", answer="All tests pass."),
     Case("failed-test-resolved-by-broader-run", "Fix the failing test",
