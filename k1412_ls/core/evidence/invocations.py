@@ -38,6 +38,7 @@ from k1412_ls.core.evidence.placement import (
     with_environment,
     without_dir_options,
 )
+from k1412_ls.core.evidence.syntax_checks import SHELL_NAMES, syntax_check_only
 from k1412_ls.shell import MAX_CACHED_CHARS, Simple, git_subcommand, parse_line, program_name, strip_wrappers
 from k1412_ls.shell.words import wrapper_chdir
 from k1412_ls.text.runner_summaries import (
@@ -75,7 +76,6 @@ INTERPRETERS: frozenset[str] = frozenset({
     "bash", "sh", "zsh", "dash", "fish", "lua", "Rscript", "julia", "tsx", "ts-node", "elixir", "swift",
     "java", "groovy", "kotlin", "scala", "dotnet-script",
 })
-SHELL_NAMES = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"})
 INLINE_FLAGS = frozenset({"-c", "-e", "--eval", "-p", "--print", "-r", "-E"})
 SUBCOMMAND_TOOLS: frozenset[str] = frozenset({
     "npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "just", "uv", "poetry", "dotnet", "mvn", "gradle",
@@ -278,7 +278,7 @@ def classify(simple: Simple) -> Invocation:
             return make("inline", {f"inline:{program}"})
         if program in ("node", "nodejs") and any(a in ("--check", "-c") for a in rest):
             return make("probe")  # a syntax check runs nothing
-        if _syntax_check_only(program, rest):
+        if syntax_check_only(program, rest):
             return make("probe")  # ``sh -n``, ``perl -c``, ``ruby -c``, ``php -l``: parsed, never run
         if program == "node" and "--test" in rest:
             return make("test", {"prog:node --test"}, suite=_test_suite("node", rest))
@@ -325,32 +325,6 @@ def classify(simple: Simple) -> Invocation:
             sub = positional[1]
         return make("run", {f"prog:{program} {sub}".rstrip()})
     return make("run", {f"prog:{program}"})
-
-
-_NO_EXEC_FLAG = {"perl": "c", "ruby": "c", "php": "l"}
-
-
-def _syntax_check_only(program: str, rest: list[str]) -> bool:
-    """Options before the script that make an interpreter only parse it: ``-n`` for shells (noexec), ``-c``
-    for perl and ruby, ``-l`` for php. A check of syntax runs none of the code."""
-    flag = "n" if program in SHELL_NAMES else _NO_EXEC_FLAG.get(program)
-    if flag is None:
-        return False
-    words = iter(rest)
-    for word in words:
-        if program in SHELL_NAMES and word in ("-o", "+o"):
-            if next(words, "") == "noexec" and word == "-o":
-                return True
-            continue
-        if not word.startswith("-") or word == "-":
-            return False  # the script (or stdin) comes first: later words are its arguments
-        if word.startswith("--"):
-            if program in SHELL_NAMES and word == "--noexec":
-                return True
-            continue
-        if flag in word[1:] and not (program in SHELL_NAMES and "c" in word[1:]):
-            return True
-    return False
 
 
 def classify_argv(argv: list[str]) -> Invocation:
