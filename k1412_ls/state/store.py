@@ -17,6 +17,7 @@ import os
 import secrets
 import sqlite3
 import threading
+import time
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -159,6 +160,25 @@ class StateStore:
                 f"Cannot create the state database {self.path} ({exc.strerror or exc}); "
                 "make its directory writable or set K1412_HOME to another directory."
             ) from None
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        pause = 0.01
+        while True:
+            try:
+                return self._connect()
+            except sqlite3.OperationalError as exc:
+                # Processes opening a fresh file at once can meet in SQLite's deadlock avoidance (two shared
+                # locks both wanting to switch the file to WAL): that BUSY skips the busy handler, so the
+                # whole opening is tried again, within the same bound a busy lock gets.
+                if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                    raise StateError(
+                        f"Cannot open the state database {self.path} ({exc}); check that it is a writable K1412 "
+                        "database or set K1412_HOME to another directory."
+                    ) from None
+                time.sleep(pause * (1 + secrets.randbelow(100) / 100))
+                pause = min(pause * 2, 0.5)
+
+    def _connect(self) -> sqlite3.Connection:
+        """One attempt: connect, switch to WAL, bring the schema up to date."""
         conn: sqlite3.Connection | None = None
         try:
             # check_same_thread=False: tools run in worker threads; self._lock serializes them.
@@ -169,6 +189,10 @@ class StateStore:
             conn.execute("PRAGMA synchronous = NORMAL")
             migrate(conn)
             return conn
+        except sqlite3.OperationalError:
+            if conn is not None:
+                conn.close()
+            raise
         except SchemaTooNewError as exc:
             if conn is not None:
                 conn.close()

@@ -336,6 +336,32 @@ def test_two_processes_creating_a_fresh_file_at_once_both_succeed(tmp_path: Path
         assert sorted(m.text for m in store.recall("u")) == ["from 0", "from 1", "from 2"]
 
 
+def test_an_opening_that_meets_sqlites_deadlock_avoidance_is_tried_again(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # SQLite answers "database is locked" at once, without waiting, when two fresh openers both switch the
+    # file to WAL; the store tries the whole opening again instead of failing the process.
+    real = StateStore._connect
+    busy = [2]
+
+    def meets_a_deadlock(self: StateStore) -> sqlite3.Connection:
+        if busy[0]:
+            busy[0] -= 1
+            raise sqlite3.OperationalError("database is locked")
+        return real(self)
+
+    monkeypatch.setattr(StateStore, "_connect", meets_a_deadlock)
+    with StateStore(tmp_path / "k.sqlite3") as store:
+        store.remember("u", "kept")
+        assert [m.text for m in store.recall("u")] == ["kept"] and busy == [0]
+
+
+def test_an_opening_error_that_is_not_a_lock_is_one_sentence(tmp_path: Path) -> None:
+    path = tmp_path / "k.sqlite3"
+    path.write_bytes(b"not a database, but a text file " * 64)
+    with pytest.raises(StateError, match=r"Cannot open the state database .*not a database"):
+        StateStore(path)
+
+
 # -- schema and opening --------------------------------------------------------
 
 
