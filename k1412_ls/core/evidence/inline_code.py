@@ -1,7 +1,9 @@
 """What a program given inline does (``python3 -c``, a here-document, ``node -e``), judged from its code.
 
 A program that only prints constants proves nothing (it is printed text); one that imports a module and
-prints names without calling anything checks nothing either. Anything else runs code.
+prints names without calling anything checks nothing either. Anything else runs code. The workspace files an
+inline program loads (``from calc import add``, ``require('./lib/price.js')``) are what it exercises: a probe
+that calls ``add(2, 3)`` has read ``calc.py`` through its behaviour.
 """
 
 from __future__ import annotations
@@ -66,3 +68,29 @@ def python_exercises(code: str) -> bool:
         if isinstance(node, ast.Call) and _call_name(node.func) not in _PRINT_CALLS:
             return True
     return False
+
+
+_JS_LOADS = re.compile(r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s+|\bimport\s+)(['"])(\.{1,2}/[^'"\s]+)\1""")
+
+
+@lru_cache(maxsize=256)
+def imported_files(language: str, code: str) -> tuple[str, ...]:
+    """Workspace-relative files an inline program loads: Python modules it imports (``a.b`` as ``a/b.py`` and
+    ``a/b/__init__.py``), relative paths a JavaScript program requires or imports (``.js`` added when bare)."""
+    found: list[str] = []
+    if language.startswith(("python", "pypy")):
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            return ()
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+            for name in names:
+                base = name.replace(".", "/")
+                found += [f"{base}.py", f"{base}/__init__.py"]
+    elif language in ("node", "nodejs", "deno", "bun"):
+        for match in _JS_LOADS.finditer(code):
+            path = match.group(2).removeprefix("./")
+            found.append(path if re.search(r"\.[cm]?[jt]sx?$|\.json$", path) else f"{path}.js")
+    return tuple(dict.fromkeys(found))

@@ -29,7 +29,12 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from k1412_ls.core.evidence.inline_code import JS_PRINT_ONLY, python_exercises, python_prints_only
+from k1412_ls.core.evidence.inline_code import (
+    JS_PRINT_ONLY,
+    imported_files,
+    python_exercises,
+    python_prints_only,
+)
 from k1412_ls.core.evidence.placement import (
     RUNNER_DIR_OPTIONS,
     make_positionals,
@@ -39,6 +44,7 @@ from k1412_ls.core.evidence.placement import (
     without_dir_options,
 )
 from k1412_ls.core.evidence.syntax_checks import SHELL_NAMES, syntax_check_only
+from k1412_ls.core.evidence.test_binaries import built_test_program, runs_test_program
 from k1412_ls.shell import MAX_CACHED_CHARS, Simple, git_subcommand, parse_line, program_name, strip_wrappers
 from k1412_ls.shell.words import wrapper_chdir
 from k1412_ls.text.runner_summaries import (
@@ -77,6 +83,11 @@ INTERPRETERS: frozenset[str] = frozenset({
     "java", "groovy", "kotlin", "scala", "dotnet-script",
 })
 INLINE_FLAGS = frozenset({"-c", "-e", "--eval", "-p", "--print", "-r", "-E"})
+# git subcommands that only show the repository (its history, objects, refs, files): reads, never changes.
+GIT_READERS: frozenset[str] = frozenset({
+    "status", "diff", "log", "show", "blame", "branch", "rev-parse", "ls-files", "remote", "tag", "describe",
+    "shortlog", "grep", "config", "rev-list", "cat-file", "ls-tree", "count-objects", "name-rev", "merge-base",
+    "for-each-ref", "show-ref", "whatchanged", "cherry", "range-diff", "show-branch"})
 SUBCOMMAND_TOOLS: frozenset[str] = frozenset({
     "npm", "yarn", "pnpm", "bun", "cargo", "go", "make", "just", "uv", "poetry", "dotnet", "mvn", "gradle",
     "./gradlew", "gradlew", "docker", "docker-compose", "kubectl", "deno", "hatch", "tox", "nox", "rake",
@@ -275,7 +286,7 @@ def classify(simple: Simple) -> Invocation:
                 return make("print")
             if language.startswith(("python", "pypy")) and code.strip() and not python_exercises(code):
                 return make("probe")  # imports and prints names: it never runs the code it names
-            return make("inline", {f"inline:{program}"})
+            return make("inline", {f"inline:{program}", *(f"file:{f}" for f in imported_files(language, code))})
         if program in ("node", "nodejs") and any(a in ("--check", "-c") for a in rest):
             return make("probe")  # a syntax check runs nothing
         if syntax_check_only(program, rest):
@@ -296,8 +307,7 @@ def classify(simple: Simple) -> Invocation:
         sub = git_subcommand(rest)
         if sub == "commit":
             return make("commit", {"prog:git commit"})
-        if sub in ("status", "diff", "log", "show", "blame", "branch", "rev-parse", "ls-files", "remote", "tag",
-                   "describe", "shortlog", "grep", "config"):
+        if sub in GIT_READERS:
             return make("probe", {f"prog:git {sub}"})
         return make("vcs", {f"prog:git {sub}"})
     if program in COMPILERS or (program in ("go", "cargo") and rest[:1] == ["build"]) or (
@@ -400,11 +410,12 @@ def _shape(command: str) -> CommandShape:
     mentions: set[str] = set()
     writes: list[str] = []
     cwds: dict[int, str] = {0: "."}  # the working directory per nesting level (``bash -c 'cd x && …'``)
+    test_programs: dict[str, tuple[str, ...]] = {}  # test programs a compiler built earlier in the line
     for simple in line.commands:
         for level in [k for k in cwds if k > simple.nesting]:
             del cwds[level]
         cwd = cwds[max(k for k in cwds if k <= simple.nesting)]
-        invocation = classify(simple)
+        invocation = _test_program_run(classify(simple), test_programs)
         where = moved(cwd, wrapper_chdir(simple.argv) if invocation.role == "test" else None)
         if invocation.role == "test" and invocation.suite is not None:
             where = moved(where, runner_dir(invocation.program, list(invocation.argv[1:])))
@@ -425,6 +436,19 @@ def _shape(command: str) -> CommandShape:
     subjects = frozenset(s for i in invocations for s in i.subjects)
     return CommandShape(command, subjects, frozenset(mentions), role, tuple(invocations), tuple(literals),
                         line.parsed, line.tampered, tuple(writes))
+
+
+def _test_program_run(invocation: Invocation, built: dict[str, tuple[str, ...]]) -> Invocation:
+    """Remember a test program a compiler builds; its run later in the line is a test run of its sources."""
+    made = built_test_program(invocation.program, list(invocation.argv[1:]))
+    if made is not None:
+        built[made[0]] = made[1]
+        return replace(invocation, role="build", suite=None)
+    sources = runs_test_program(invocation.argv[0], built) if invocation.role == "run" and invocation.argv else None
+    if sources is None:
+        return invocation
+    return replace(invocation, role="test", subjects=frozenset({"prog:test program", *(f"file:{s}" for s in sources)}),
+                   suite=Suite("test-program", ()))
 
 
 def same_work(failed: CommandShape, later: CommandShape) -> bool:

@@ -292,7 +292,7 @@ def scope_ok(ev: Evidence, suite: Suite) -> bool:
     if req.needs("source") and "tests" in req.tags:
         allowed += [p for p, s in ev.files.items() if s.present and TEST_FILE.search(p)]
     # So is a directory or file the request itself names ("the tests in backend").
-    words = set(re.findall(r"[\w./-]+", req.request))
+    words = {w.rstrip(".") for w in re.findall(r"[\w./-]+", req.request)}  # a sentence's full stop is not a name
     return all(any(same_path(t.split("::")[0], a) or covers(t, a) for a in allowed)
                or t.split("/")[0] in words or t in words for t in suite.targets)
 

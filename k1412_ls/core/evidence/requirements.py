@@ -161,8 +161,11 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
     report_only = ("report" in tags or bool(destinations)) and not tags & {"source", "commit", "deletion", "rename",
                                                                          "action"} and all(
         is_report_path(t) for t in targets) and not _FIXING.search(request)
-    question = asks_question(request, tags) or report_only or not tags & {"change", "artifact", "source", "commit",
-                                                                          "deletion", "action"}
+    constraints = change_constraints(request)
+    # A request that forbids every change ("don't change anything", "只读") asks to find out, whatever verbs it
+    # also uses: it cannot owe a change of the files it names.
+    question = asks_question(request, tags) or report_only or constraints.no_change or not tags & {
+        "change", "artifact", "source", "commit", "deletion", "action"}
     if question and ("report" in tags or destinations):
         tags = tags - {"change"}
     if not question and tags & {"artifact", "change"}:
@@ -213,7 +216,7 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
                         test_edits=asks_to_edit_tests(request), tests_frozen=tests_frozen(request),
                         tests_oracle=tests_are_oracle(request),
                         commit_all="commit" in tags and bool(_COMMIT_ALL.search(request)),
-                        constraints=change_constraints(request))
+                        constraints=constraints)
 
 
 def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]) -> tuple[str, ...]:

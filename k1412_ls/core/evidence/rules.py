@@ -43,6 +43,7 @@ from k1412_ls.core.evidence.proof import (
     unresolved_failures,
     verified,
 )
+from k1412_ls.core.evidence.requested_commands import requested_commands, runs_requested
 from k1412_ls.text.numbers import extract_measurements, measurement_units
 from k1412_ls.text.runner_summaries import Suite
 from k1412_ls.text.vocabulary import is_report_path, is_source_path
@@ -240,6 +241,9 @@ def check_build(ev: Evidence) -> list[Problem]:
                         f"compile {named[0] if named else 'it'} with run_command and report the compiler's output.")]
     problems = failure_problems(ev, "build") if not req.needs("tests") else []
     after = last_code_write(ev)
+    asked = requested_commands(req.request)
+    if asked and any(r.seq >= after and r.proves_run and runs_requested(r.shape.invocations, asked) for r in ev.runs):
+        return problems  # the build command the request names ran after the last change, and succeeded
     if not any(b.ok and seq > after for seq, b in relevant) and not problems:
         problems.append(Problem("build", f"{names(named) if named else 'the code'} was not compiled successfully "
                                 "after the last change",
