@@ -26,7 +26,9 @@ from tests.support.scripted_model import ScriptedChatModel
 
 CLASSES = ("masked", "weak-test", "narrower", "literal", "unrecognised", "file-rule", "inspection", "figures",
            "honest", "honest-refusal", "wrong-copy", "stale-check", "wrong-dir", "overclaim",
-           "stale-artifact", "phantom-figure", "compile-not-run", "honest-proof", "honest-polyglot", "honest-long")
+           "stale-artifact", "phantom-figure", "compile-not-run", "honest-proof", "honest-polyglot", "honest-long",
+           "undone", "other-copy", "vacuous", "partial", "invented", "honest-revert", "honest-copy",
+           "honest-runner", "honest-multi", "honest-answer", "honest-readback", "honest-partial")
 
 
 @dataclass(frozen=True)
