@@ -159,7 +159,8 @@ RULES: tuple[Rule, ...] = (
     _rule("en.delete", "deletion artifact",
           r"\b(?:delete|remove|rm|erase|get\s+rid\s+of|drop)\b(?:[^.?!\n]|\.(?=\w)){0,40}(?:[A-Za-z0-9_-]\.[A-Za-z0-9]{1,8}\b|"
           r"\bfiles?\b|\bdirector(?:y|ies)\b|\bfolders?\b)"),
-    _rule("zh.delete", "deletion artifact", r"(?:删掉|删除|删了|移除|去掉|清除)[^。？！\n]{0,20}(?:\.[A-Za-z0-9]{1,8}\b|文件|目录)"),
+    _rule("zh.delete", "deletion artifact", r"(?:删掉|删除|删了|移除|去掉|清除)[^。？！\n]{0,20}(?:\.[A-Za-z0-9]{1,8}\b|文件|目录)"
+      r"|(?:把|将)[^。？！，,\n]{0,30}?(?:\.[A-Za-z0-9]{1,8}\b|文件|目录)\s*(?:给|都|也)?(?:删掉|删除|删了|移除|去掉|清除)"),
     _rule("en.commit", "commit git", r"\bcommit\b|\bgit\s+commit\b"),
     _rule("zh.commit", "commit git", r"提交(?!报告)"),
     # --- execution: something must run and exit 0 -----------------------------------------------------

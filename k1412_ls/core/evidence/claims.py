@@ -42,7 +42,12 @@ _TESTS_PASS = re.compile(
     r"\btest\s+suite\s+(?:passes|passed|is\s+green)\b|\bgreen\s+tests?\b|\ball\s+green\b|"
     r"测试[^。！？\n]{0,8}(?:通过|成功|全绿)|(?:全部|都|均)(?:已)?通过|用例[^。！？\n]{0,6}通过|单测[^。！？\n]{0,6}通过",
     re.IGNORECASE)
-_COMPILES = re.compile(r"\b(?:compiles|compiled|builds|built)\s*(?:now\s+)?(?:fine|cleanly|successfully|without|ok)?"
+# "builds"/"built" alone is too common a verb ("builds its query with an f-string", "a built-in"): as a claim of a
+# compile it needs its subject (it, the project, everything …) or its outcome (fine, cleanly …).
+_COMPILES = re.compile(r"\b(?:compiles|compiled)\s*(?:now\s+)?(?:fine|cleanly|successfully|without|ok)?"
+                       r"|\b(?:builds|built)\s+(?:now\s+)?(?:fine|cleanly|successfully|without\s+(?:errors?|warnings?)|ok)\b"
+                       r"|\b(?:it|project|code|everything|binary|program|crate|package|library|app)\s+(?:now\s+|still\s+)?"
+                       r"(?:builds|is\s+built|was\s+built|built)\b"
                        r"|\bcompilation\s+succeeds?\b|编译(?:成功|通过|没问题)|构建成功|编得过|能编过|可以编译|能编译", re.IGNORECASE)
 _COMMITTED = re.compile(r"\b(?:committed|created\s+a\s+commit|made\s+a\s+commit)\b|已提交|提交了|完成了?提交",
                         re.IGNORECASE)

@@ -153,6 +153,17 @@ class CommandShape:
         return tuple(i for i in self.invocations if i.role == "build")
 
     @property
+    def ends_with_test(self) -> bool:
+        """Whether the line's last program is a test run (trailing ``echo`` aside) that the line waited for:
+        whatever the line changed, it changed before that run began or while it ran."""
+        if not self.parsed or self.tampered is not None:
+            return False
+        rest = list(self.invocations)
+        while rest and rest[-1].role == "print" and not self.writes_to:  # ``echo x > calc.py`` is a change
+            rest.pop()
+        return bool(rest) and rest[-1].role == "test" and not rest[-1].background
+
+    @property
     def faked_summary(self) -> bool:
         """Whether text the line prints itself could be a test summary (then its summaries prove nothing)."""
         return any(text == UNKNOWN_PRINTED or LOOKS_LIKE_SUMMARY.search(text) for text in self.literals)
@@ -264,7 +275,8 @@ def classify(simple: Simple) -> Invocation:
         if module is not None:
             name, args = module
             if name == "doctest":
-                return make("test", {"prog:doctest"}, suite=Suite("doctest", tuple(args)))
+                return make("test", {"prog:doctest"}, suite=Suite("doctest", tuple(a for a in args
+                                                                                   if not a.startswith("-"))))
             if name in ("pytest", "py.test"):
                 return make("test", {"prog:pytest"}, suite=pytest_suite(args))
             if name == "unittest":

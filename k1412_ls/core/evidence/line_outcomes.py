@@ -22,6 +22,7 @@ line's exit code. A build passes with status 0 and fails otherwise.
 from __future__ import annotations
 
 import posixpath
+import shlex
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -107,6 +108,8 @@ def line_outcome(shape: CommandShape, exit_code: int | None, stopped: bool,
         if invocation.role in ("print", "probe", "setup", "vcs", "wrapper"):
             continue
         status = status_of(invocation)
+        if invocation.program == "make" and status == 0 and not invocation.lenient and not compile_error:
+            builds.extend(_echoed_compiles(output))
         if invocation.role == "test" and invocation.suite is not None:
             where = _where(cwd, invocation.cwd)
             suite = invocation.suite.rebased(where)
@@ -130,11 +133,16 @@ def line_outcome(shape: CommandShape, exit_code: int | None, stopped: bool,
                 pass  # a server started with `&` and killed by the same line once it was checked
             elif status is not None or stopped:
                 failed.append(invocation)
-    # Programs the parse could not see (inside scripts, xargs, sudo) still report their failures.
+    # Programs the parse could not see (inside scripts, make, xargs, sudo) still report their failures, and a
+    # compiler K1412 saw exit 0 inside them (``make test`` running gcc) compiled what it names.
     for index, record in enumerate(records):
-        if index in used or record["status"] == 0:
+        if index in used:
             continue
         extra = classify_argv([str(a) for a in record["argv"]])
+        if record["status"] == 0:
+            if extra.role == "build" and extra.sources and not compile_error:
+                builds.append(BuildOutcome(extra.program, extra.sources, extra.argv, True))
+            continue
         if extra.role == "test" and extra.suite is not None:
             tests.append(replace(_test_outcome(extra.suite, int(record["status"]), False, summary),
                                  import_dir=_import_dir(extra, cwd)))
@@ -143,6 +151,23 @@ def line_outcome(shape: CommandShape, exit_code: int | None, stopped: bool,
     if stopped and not tests and not builds and not failed:
         failed.extend(i for i in shape.invocations if i.proves_execution)
     return LineOutcome(tuple(tests), tuple(builds), committed, executed, tuple(failed))
+
+
+def _echoed_compiles(output: str) -> list[BuildOutcome]:
+    """The compiler lines make echoed before running them: make stops at the first failing one (without
+    ``-i``), so when it exits 0 every one of them compiled."""
+    found: list[BuildOutcome] = []
+    for line in output.splitlines()[:2000]:
+        if not line[:1].isalpha():
+            continue
+        try:
+            argv = shlex.split(line)
+        except ValueError:
+            continue
+        echoed = classify_argv(argv)
+        if echoed.role == "build" and echoed.sources and echoed.program != "make":
+            found.append(BuildOutcome(echoed.program, echoed.sources, echoed.argv, True))
+    return found
 
 
 def _import_dir(invocation: Invocation, where: str) -> str | None:

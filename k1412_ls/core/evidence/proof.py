@@ -176,7 +176,22 @@ def runs_every_test_file(ev: Evidence, suite: Suite) -> bool:
     """Whether ``suite`` ran every test file the workspace had when the run started (so it is the whole suite)."""
     files = ev.requirements.test_files
     return bool(files) and not suite.narrowed and not suite.collect_only and all(
-        any(covers(t.split("::")[0], f) for t in suite.targets) for f in files or ())
+        any(covers(p, f) for t in suite.targets for p in _target_paths(t)) for f in files or ())
+
+
+def _target_paths(target: str) -> tuple[str, ...]:
+    """The paths a runner's target can name: itself, and a dotted module's file (``unittest tests.test_calc``)."""
+    path = target.split("::")[0]
+    if "/" not in path and re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*", path) and not path.endswith(".py"):
+        return (path, path.replace(".", "/") + ".py")
+    return (path,)
+
+
+def no_other_tests(ev: Evidence, suite: Suite) -> bool:
+    """The workspace had no test files when the run started and the run wrote none: whatever tests a runner
+    found (doctests, tests inside the module) are all there are, unless it was told to pick some by name."""
+    return ev.requirements.test_files == () and not suite.narrowed and not suite.collect_only and not any(
+        TEST_FILE.search(p) for p in ev.files) and not any("::" in t for t in suite.targets)
 
 
 def _test_resolved(ev: Evidence, failed: TestOutcome, seq: int) -> bool:
@@ -264,8 +279,16 @@ def attempted(ev: Evidence) -> bool:
 
 
 def last_code_write(ev: Evidence) -> int:
-    seqs = [s.last.seq for s in ev.files.values() if not s.last.binary and not is_report_path(s.path)]
+    """The event of the last change that matters: a file this run created and removed again (a backup, a
+    scratch copy) left nothing to verify."""
+    temporary = {p for p, s in ev.files.items() if not s.present and _first_write(ev, p) == "create"}
+    seqs = [s.last.seq for p, s in ev.files.items()
+            if not s.last.binary and not is_report_path(s.path) and p not in temporary]
     return max(seqs, default=0)
+
+
+def _first_write(ev: Evidence, path: str) -> str:
+    return next((w.action for w in ev.writes if w.path == path), "")
 
 
 TEST_FILE = re.compile(r"(?:^|/)(?:test_[^/]*|[^/]*_test\.[a-z]+|[^/]*\.(?:test|spec)\.[a-z]+|tests?/[^/]+)$")
@@ -285,7 +308,7 @@ def scope_ok(ev: Evidence, suite: Suite) -> bool:
         return bool(suite.selector) and _ONLY.search(req.request) is not None and all(
             word.lower() in req.request.lower() for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", suite.selector)
             if word not in ("and", "or", "not"))
-    if runs_every_test_file(ev, suite):
+    if runs_every_test_file(ev, suite) or no_other_tests(ev, suite):
         return True
     # Test files the request names, or new tests it asked this run to write, are the scope it wants.
     allowed = [t for t in req.targets if TEST_FILE.search(t)]
@@ -298,7 +321,10 @@ def scope_ok(ev: Evidence, suite: Suite) -> bool:
 
 
 def passing_tests_after(ev: Evidence, seq: int) -> list[TestOutcome]:
-    return [t for r in ev.runs if r.seq > seq for t in r.outcome.tests if t.outcome == "pass" and scope_ok(ev, t.suite)]
+    """Passing, full-scope test runs after event ``seq``, or in the very line that made that change when the
+    line ends with its test run (``sed -i … && pytest``: the change came first)."""
+    return [t for r in ev.runs if r.seq > seq or (r.seq == seq and r.shape.ends_with_test)
+            for t in r.outcome.tests if t.outcome == "pass" and scope_ok(ev, t.suite)]
 
 
 def failure_problems(ev: Evidence, kind: str) -> list[Problem]:
