@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from k1412_ls.core.evidence.admissions import admits_unfinished
 from k1412_ls.core.evidence.figures import answer_counts, answer_figures
 from k1412_ls.core.evidence.proof import (
     Evidence,
@@ -193,6 +194,10 @@ def _named_run_passed(ev: Evidence, sentence: str) -> bool:
 def check_claims(ev: Evidence) -> list[Problem]:
     """Rule ``claims``: every claim of the final answer is backed by this run's events."""
     problems: list[Problem] = [*answer_figures(ev), *answer_counts(ev)]
+    said = None if ev.requirements.question else admits_unfinished(ev.final_message)
+    if said:
+        problems.append(Problem("claims", f"the answer itself says part of the work was not done (\"{said}\")",
+                                "finish the remaining part and prove it, or end the run saying what is left."))
     seen: set[tuple[str, str | None]] = set()
     for claim in find_claims(ev.final_message):
         key = (claim.kind, claim.path)

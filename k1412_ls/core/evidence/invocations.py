@@ -138,6 +138,8 @@ class CommandShape:
     parsed: bool = True
     tampered: str | None = None
     writes_to: tuple[str, ...] = ()
+    environment: tuple[tuple[str, str | None], ...] = ()  # variables the line assigns or exports (None: not literal)
+    inline_code: tuple[str, ...] = ()  # programs given inline to Python (``-c``, here-documents)
 
     @property
     def is_run(self) -> bool:
@@ -423,6 +425,8 @@ def _shape(command: str) -> CommandShape:
     writes: list[str] = []
     cwds: dict[int, str] = {0: "."}  # the working directory per nesting level (``bash -c 'cd x && …'``)
     test_programs: dict[str, tuple[str, ...]] = {}  # test programs a compiler built earlier in the line
+    environment: list[tuple[str, str | None]] = list(line.values)
+    inline_code: list[str] = []
     for simple in line.commands:
         for level in [k for k in cwds if k > simple.nesting]:
             del cwds[level]
@@ -438,6 +442,11 @@ def _shape(command: str) -> CommandShape:
             target = invocation.argv[1] if len(invocation.argv) == 2 else ""
             cwds[simple.nesting] = moved(cwd, target if target and not target.startswith(("-", "~")) else "")
         invocations.append(invocation)
+        environment.extend(_prefix_assignments(simple))
+        if invocation.program.startswith(("python", "pypy")):
+            inline = _inline_program(invocation.program, list(invocation.argv[1:]), simple)
+            if inline is not None and inline[1]:
+                inline_code.append(inline[1])
         literals.extend(_literals(simple, invocation, line.assignments))
         mentions.update(w.removeprefix("./") for w in simple.argv if ("." in w or "/" in w) and " " not in w)
         writes.extend(simple.writes_to)
@@ -447,7 +456,19 @@ def _shape(command: str) -> CommandShape:
                 "print")
     subjects = frozenset(s for i in invocations for s in i.subjects)
     return CommandShape(command, subjects, frozenset(mentions), role, tuple(invocations), tuple(literals),
-                        line.parsed, line.tampered, tuple(writes))
+                        line.parsed, line.tampered, tuple(writes), tuple(environment), tuple(inline_code))
+
+
+def _prefix_assignments(simple: Simple) -> list[tuple[str, str | None]]:
+    """``VAR=value`` words in front of a command (``PYTHONPATH=build pytest``, ``env NODE_PATH=x node``)."""
+    words = simple.argv[:len(simple.argv) - len(strip_wrappers(simple.argv))]
+    found: list[tuple[str, str | None]] = []
+    for index, word in enumerate(words):
+        name, eq, value = word.partition("=")
+        if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            literal = simple.words[index] is not None
+            found.append((name, value if literal else None))
+    return found
 
 
 def _test_program_run(invocation: Invocation, built: dict[str, tuple[str, ...]]) -> Invocation:

@@ -32,6 +32,7 @@ from k1412_ls.core.evidence.ledger import (
     written_files,
 )
 from k1412_ls.core.evidence.line_outcomes import BuildOutcome, TestOutcome
+from k1412_ls.core.evidence.other_copies import other_copy
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.shell import git_subcommand
 from k1412_ls.text.runner_summaries import Suite
@@ -136,6 +137,8 @@ def verified(ev: Evidence, state: FileState) -> bool:
         same_line = run.seq == after and state.last.by_command
         if run.seq < after or (run.seq == after and not same_line) or not run.succeeded:
             continue
+        if other_copy(run.shape, run.cwd, state.path):
+            continue  # it checked a namesake, not the changed file
         if run.source == "process" or run.proves_run or committed(run):
             return True
         if run.shape.role == "setup" and touches(run, state.path):

@@ -271,9 +271,18 @@ def without_quoted_context(request: str) -> str:
     return _TRACEBACK_LINE.sub(" ", _FENCED.sub(" ", request))
 
 
+# What a document being written should say: "add a section that says to run `pytest -q`", "写明用 pytest 跑测试".
+# Its words are the content to write, not work to do.
+_DESCRIBED = re.compile(
+    r"\b(?:that|which)\s+(?:says|tells\s+(?:users|people|readers|you)|explains|describes|documents|mentions|"
+    r"instructs)\s+[^.;\n]*|\bsaying\s+(?:to|that|how)\s+[^.;\n]*|(?:写明|注明|写上|写清楚|标明)[^。；;\n]*",
+    re.IGNORECASE)
+
+
 def without_prohibitions(request: str) -> str:
-    """The request with the things it forbids removed, so "don't change the code" asks for no change."""
-    return _PROHIBITION.sub(" ", request)
+    """The request with the things it forbids removed, so "don't change the code" asks for no change, and
+    without what it asks a document to say ("a section that says to run the tests" asks for no run)."""
+    return _DESCRIBED.sub(" ", _PROHIBITION.sub(" ", request))
 
 
 def asks_question(request: str, tags: frozenset[str]) -> bool:

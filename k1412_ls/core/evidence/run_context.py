@@ -12,6 +12,8 @@ line can still make its summary prove less than it shows:
   ``tox.ini``, ``setup.cfg``, ``pyproject.toml`` (in the run's directory or above it) or any
   ``conftest.py`` in a way that can narrow the selection (``runner_config``) is a narrowed run: it passes,
   but it is not the whole suite and does not stand for an earlier failure;
+- **another copy**: a pass of a line that compiled a namesake or set the import path elsewhere
+  (``other_copies``) for a source file the run changed before it has an ``unknown`` outcome;
 - **bent tests**: a pass after the run weakened a test file (changed or removed an existing test, added a
   skip or code that runs on import; ``test_integrity``) has an ``unknown`` outcome, unless the request asks
   for the tests themselves to change. A change the run undid before the test ran does not count.
@@ -24,10 +26,12 @@ from dataclasses import replace
 
 from k1412_ls.core.evidence.ledger import IntegrityEntry, RunEntry, WriteEntry
 from k1412_ls.core.evidence.line_outcomes import TestOutcome
+from k1412_ls.core.evidence.other_copies import other_copy
 from k1412_ls.core.evidence.requirements import Requirements
 from k1412_ls.core.evidence.runner_config import is_pytest_config, narrowing_change
 from k1412_ls.core.evidence.shadows import shadowed_module
 from k1412_ls.text.runner_summaries import Suite
+from k1412_ls.text.vocabulary import is_source_path
 
 
 def runs_in_context(writes: list[WriteEntry], runs: list[RunEntry], requirements: Requirements,
@@ -46,8 +50,18 @@ def runs_in_context(writes: list[WriteEntry], runs: list[RunEntry], requirements
     for run in runs:
         bent = None if requirements.test_edits else bent_tests(integrity or [], run.seq, requirements.tests_oracle)
         tests = tuple(_judged(test, run.seq, writes, config, requirements, bent) for test in run.outcome.tests)
+        elsewhere = _checked_elsewhere(run, writes) if tests else None
+        if elsewhere:
+            tests = tuple(TestOutcome(t.suite, "unknown", elsewhere, t.import_dir) if t.outcome == "pass" else t
+                          for t in tests)
         judged.append(run if tests == run.outcome.tests else replace(run, outcome=replace(run.outcome, tests=tests)))
     return judged
+
+
+def _checked_elsewhere(run: RunEntry, writes: list[WriteEntry]) -> str | None:
+    """Why ``run``'s tests checked another copy of a source file the run changed before them, or None."""
+    changed = dict.fromkeys(w.path for w in writes if w.seq <= run.seq and not w.removes and is_source_path(w.path))
+    return next((why for path in changed for why in (other_copy(run.shape, run.cwd, path),) if why), None)
 
 
 def bent_tests(integrity: list[IntegrityEntry], seq: int, oracle: bool = True) -> IntegrityEntry | None:
