@@ -9,6 +9,7 @@ from pathlib import Path
 
 from k1412_ls.core.events import Event, EventBus
 from k1412_ls.core.evidence.gate import CompletionGate, Verdict
+from k1412_ls.core.evidence.hollow_runners import hollow_runners
 from k1412_ls.core.evidence.ledger import EvidenceLedger
 from k1412_ls.core.evidence.requirements import derive_requirements
 from k1412_ls.core.intent import IntentDecision
@@ -43,7 +44,8 @@ class BoundGate:
         bus.add_sink(ledger.record)
         resolve = (lambda name: resolve_target(workspace, name)) if workspace is not None else None
         tests = workspace_test_files(workspace) if workspace is not None else None
-        requirements = derive_requirements(task, resolve, test_files=tests, decision=decision)
+        hollow = hollow_runners(workspace, tests) if workspace is not None else ()
+        requirements = derive_requirements(task, resolve, test_files=tests, decision=decision, hollow=hollow)
         return cls(CompletionGate(requirements, max_rejections=max_rejections), ledger, bus)
 
     def check(self, final_message: str) -> Verdict:

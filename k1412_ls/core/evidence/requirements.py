@@ -74,6 +74,7 @@ class Requirements:
     test_files: tuple[str, ...] | None = None  # the workspace's test files when the run started (None: unknown)
     resolved: bool = False  # named files were looked up in the workspace (``existing`` is meaningful)
     shadows: tuple[str, ...] = ()  # root modules that shadow a test runner when the run started (``pytest/``)
+    hollow: tuple[str, ...] = ()  # test runners that ran no test when the run started (``hollow_runners``)
     test_edits: bool = False  # the request asks for tests themselves to change (``test_edits``)
     tests_frozen: bool = False  # the request forbids changing the existing tests
     tests_oracle: bool = True  # the tests judge the work (a fix, passing tests asked for): changed checks bend them
@@ -106,6 +107,8 @@ class Requirements:
             record["test_files"] = list(self.test_files)
         if self.shadows:
             record["shadows"] = list(self.shadows)
+        if self.hollow:
+            record["hollow"] = list(self.hollow)
         return record
 
 
@@ -134,7 +137,7 @@ def _is_input(request: str, name: str, tags: frozenset[str]) -> bool:
 def derive_requirements(request: str, resolve: Resolver | None = None,
                         recorded: Mapping[str, object] | None = None,
                         test_files: tuple[str, ...] | None = None,
-                        decision: IntentDecision | None = None) -> Requirements:
+                        decision: IntentDecision | None = None, hollow: tuple[str, ...] = ()) -> Requirements:
     """The evidence ``request`` needs before a run may say ``completed``.
 
     ``resolve`` maps a named file to its workspace path and whether it
@@ -208,11 +211,13 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
         test_files = tuple(str(t) for t in recorded["test_files"])  # type: ignore[union-attr]
     if recorded is not None:
         shadows = tuple(str(s) for s in recorded.get("shadows") or () if isinstance(s, str))  # type: ignore[union-attr]
+        hollow = tuple(str(h) for h in recorded.get("hollow") or () if isinstance(h, str))  # type: ignore[union-attr]
     else:
         shadows = probe_shadows(resolve) if resolve is not None else ()
     return Requirements(ordered, (*decision.rules, *rules), targets, request, question, inputs, existing,
                         destinations, tags, renames="rename" in tags, test_files=test_files,
                         resolved=resolve is not None or bool(recorded and "existing" in recorded), shadows=shadows,
+                        hollow=hollow,
                         test_edits=asks_to_edit_tests(request), tests_frozen=tests_frozen(request),
                         tests_oracle=tests_are_oracle(request),
                         commit_all="commit" in tags and bool(_COMMIT_ALL.search(request)),

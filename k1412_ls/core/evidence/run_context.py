@@ -58,6 +58,14 @@ def runs_in_context(writes: list[WriteEntry], runs: list[RunEntry], requirements
     return judged
 
 
+def _names_runner(path: str, family: str) -> bool:
+    """Whether a change to ``path`` can change what the runner ``family`` runs (then the start probe is stale)."""
+    name = posixpath.basename(path)
+    if family.startswith("file:"):
+        return path == family[5:]
+    return name in ("Makefile", "makefile", "GNUmakefile") if "make" in family else name == "package.json"
+
+
 def _checked_elsewhere(run: RunEntry, writes: list[WriteEntry]) -> str | None:
     """Why ``run``'s tests checked another copy of a source file the run changed before them, or None."""
     changed = dict.fromkeys(w.path for w in writes if w.seq <= run.seq and not w.removes and is_source_path(w.path))
@@ -84,6 +92,10 @@ def _judged(test: TestOutcome, seq: int, writes: list[WriteEntry], config: list[
         why = (f"{bent.why} before this test run, so its pass proves nothing about the code (the request did "
                "not ask for the tests to change)")
         return TestOutcome(test.suite, "unknown", why, test.import_dir)
+    if test.outcome == "pass" and test.suite.family in requirements.hollow and not any(
+            w.seq <= seq and _names_runner(w.path, test.suite.family) for w in writes):
+        what = test.suite.family.split(":", 1)[1]
+        return TestOutcome(test.suite, "none", f"{what} runs no test: it only defines or prints", test.import_dir)
     if test.import_dir is not None:
         why = _shadowed(test, seq, writes, requirements)
         if why:
