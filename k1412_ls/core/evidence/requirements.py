@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.constraints import ChangeConstraints, change_constraints
+from k1412_ls.core.evidence.request_parts import each_changed
 from k1412_ls.core.evidence.shadows import probe_shadows
 from k1412_ls.core.evidence.test_edits import asks_to_edit_tests, tests_are_oracle, tests_frozen
 from k1412_ls.core.intent import IntentDecision, classify_intent
@@ -75,6 +76,7 @@ class Requirements:
     resolved: bool = False  # named files were looked up in the workspace (``existing`` is meaningful)
     shadows: tuple[str, ...] = ()  # root modules that shadow a test runner when the run started (``pytest/``)
     hollow: tuple[str, ...] = ()  # test runners that ran no test when the run started (``hollow_runners``)
+    each_target: tuple[str, ...] = ()  # named files a change clause names: every one must change
     test_edits: bool = False  # the request asks for tests themselves to change (``test_edits``)
     tests_frozen: bool = False  # the request forbids changing the existing tests
     tests_oracle: bool = True  # the tests judge the work (a fix, passing tests asked for): changed checks bend them
@@ -214,14 +216,20 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
         hollow = tuple(str(h) for h in recorded.get("hollow") or () if isinstance(h, str))  # type: ignore[union-attr]
     else:
         shadows = probe_shadows(resolve) if resolve is not None else ()
+    each = () if question or not kinds & {"artifact"} else tuple(
+        t for t in each_changed(without_quoted_context(request), targets, named, _asks_change) if t not in inputs)
     return Requirements(ordered, (*decision.rules, *rules), targets, request, question, inputs, existing,
                         destinations, tags, renames="rename" in tags, test_files=test_files,
                         resolved=resolve is not None or bool(recorded and "existing" in recorded), shadows=shadows,
-                        hollow=hollow,
+                        hollow=hollow, each_target=each,
                         test_edits=asks_to_edit_tests(request), tests_frozen=tests_frozen(request),
                         tests_oracle=tests_are_oracle(request),
                         commit_all="commit" in tags and bool(_COMMIT_ALL.search(request)),
                         constraints=constraints)
+
+
+def _asks_change(clause: str) -> bool:
+    return bool(classify_intent(without_prohibitions(clause)).tags & {"change", "artifact", "rename", "deletion"})
 
 
 def _destinations(request: str, named: tuple[str, ...], targets: tuple[str, ...]) -> tuple[str, ...]:
