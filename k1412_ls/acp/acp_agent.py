@@ -99,6 +99,9 @@ class K1412Agent:
             raise RequestError(-32600, f"Session {session_id} is running a prompt; wait for its response or send "
                                        f"session/cancel before loading it.")
         loop = asyncio.get_running_loop()
+        if current is None and not self._has_state():
+            raise invalid_params(f"Unknown session {session_id!r}: K1412 has no stored conversations yet; start "
+                                 f"one with session/new.")
         store = await self._state()
         if current is None and not await loop.run_in_executor(None, known_conversation, store, self.user, session_id):
             raise invalid_params(f"Unknown session {session_id!r}: no K1412 conversation of user {self.user!r} has "
@@ -119,6 +122,8 @@ class K1412Agent:
                             **kwargs: Any) -> ListSessionsResponse:
         if cursor is not None and not cursor.isdigit():
             raise invalid_params("The cursor is not one K1412 gave; list again without a cursor.")
+        if not self._has_state():
+            return ListSessionsResponse(sessions=[])  # nothing stored yet: do not create the database to say so
         store = await self._state()
         page, next_cursor = await asyncio.get_running_loop().run_in_executor(
             None, list_sessions, store, state_dir(), self.user, cwd, cursor)
@@ -227,6 +232,9 @@ class K1412Agent:
             else:
                 runtime.config = config  # the file may have changed since the last prompt
             return runtime
+
+    def _has_state(self) -> bool:
+        return self._store is not None or (state_dir() / "k1412.sqlite3").exists()
 
     async def _state(self) -> StateStore:
         if self._store is None:

@@ -113,6 +113,13 @@ class SessionReporter:
 
     async def finish(self, result: RunResult, line: str) -> None:
         """The final answer (when the run has one), then the verdict line; returns once all were sent."""
+        with self._lock:  # calls the run never finished (it was cancelled or stopped): closed, not left running
+            unfinished, self._calls, self._running = list(self._calls.values()), {}, []
+        for call in unfinished:
+            why = f"not finished: the run ended {result.status}"
+            self._queue.put_nowait(helpers.update_tool_call(
+                call.tool_call_id, status="failed", content=[helpers.tool_content(helpers.text_block(why))],
+                raw_output={"ok": False, "error": why}))
         answer = self._pending_answer
         if answer is not None:
             text = result.message if result.status == "completed" and result.message else answer
