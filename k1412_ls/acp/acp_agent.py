@@ -35,7 +35,7 @@ from k1412_ls.acp.capabilities import ClientState, initialize_reply
 from k1412_ls.acp.client_files import ClientDocumentStore
 from k1412_ls.acp.permissions import client_approver
 from k1412_ls.acp.prompts import available_commands, prompt_task, slash_command
-from k1412_ls.acp.sessions import Session, known_conversation, list_sessions
+from k1412_ls.acp.sessions import Session, known_session, list_sessions, record_session
 from k1412_ls.acp.updates import SessionReporter
 from k1412_ls.acp.verdict import prompt_usage, stop_reason, verdict, verdict_line
 from k1412_ls.locations import ConfigError, state_dir
@@ -84,9 +84,14 @@ class K1412Agent:
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         root = await self._workspace(cwd, mcp_servers, additional_directories)
+        from datetime import UTC, datetime
+
         from k1412_ls.state.store import new_conversation_id
 
         session_id = new_conversation_id()
+        created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        await asyncio.get_running_loop().run_in_executor(None, record_session, state_dir(), self.user, session_id,
+                                                         root, created)
         self.sessions[session_id] = Session(session_id, root)
         asyncio.get_running_loop().call_later(0.05, self._announce_commands, session_id)
         return NewSessionResponse(session_id=session_id)
@@ -99,14 +104,12 @@ class K1412Agent:
             raise RequestError(-32600, f"Session {session_id} is running a prompt; wait for its response or send "
                                        f"session/cancel before loading it.")
         loop = asyncio.get_running_loop()
-        if current is None and not self._has_state():
-            raise invalid_params(f"Unknown session {session_id!r}: K1412 has no stored conversations yet; start "
-                                 f"one with session/new.")
-        store = await self._state()
-        if current is None and not await loop.run_in_executor(None, known_conversation, store, self.user, session_id):
-            raise invalid_params(f"Unknown session {session_id!r}: no K1412 conversation of user {self.user!r} has "
+        store = await self._state() if self._has_state() else None
+        if current is None and not await loop.run_in_executor(None, known_session, state_dir(), store, self.user,
+                                                              session_id):
+            raise invalid_params(f"Unknown session {session_id!r}: no K1412 session of user {self.user!r} has "
                                  f"that id; list them with session/list or start one with session/new.")
-        exchanges = await loop.run_in_executor(None, store.exchanges, self.user, session_id)
+        exchanges = await loop.run_in_executor(None, store.exchanges, self.user, session_id) if store else []
         for exchange in exchanges:  # the conversation so far, replayed before the response
             if exchange["task"]:
                 await self.conn.session_update(session_id=session_id, update=update_user_message_text(exchange["task"]))
@@ -122,7 +125,7 @@ class K1412Agent:
                             **kwargs: Any) -> ListSessionsResponse:
         if cursor is not None and not cursor.isdigit():
             raise invalid_params("The cursor is not one K1412 gave; list again without a cursor.")
-        if not self._has_state():
+        if not self._has_state() and not (state_dir() / "acp-sessions").is_dir():
             return ListSessionsResponse(sessions=[])  # nothing stored yet: do not create the database to say so
         store = await self._state()
         page, next_cursor = await asyncio.get_running_loop().run_in_executor(

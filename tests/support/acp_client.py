@@ -5,7 +5,7 @@
   ``fs/write_text_file`` from its own buffers like an editor with unsaved typing (a write lands in the
   buffer and is saved to disk, as Zed does), or not at all when its capabilities say so.
 * :class:`RoutedModel`: one scripted model server for many tests: a request is answered from the
-  script whose tag (``[t1]`` …) its first user message holds.
+  script whose tag (``[t1]`` …) its latest tagged user message holds.
 * :func:`acp_agent`: ``k1412 acp`` as a subprocess with its own state and configuration, initialized.
 """
 
@@ -96,15 +96,17 @@ class RoutedModel(ScriptedServer):
             self.scripts[tag] = [copy.deepcopy(step) for step in script]
 
     def step_for(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        users = [m.get("content") for m in body.get("messages", []) if m.get("role") == "user"]
-        text = " ".join(str(u) for u in users)
+        users = [str(m.get("content")) for m in body.get("messages", []) if m.get("role") == "user"]
         with self._lock:
-            for tag, script in self.scripts.items():
-                if tag in text and script:
-                    step = script[0]
-                    if not step.get("repeat"):
-                        script.pop(0)
-                    return copy.deepcopy(step)
+            for text in reversed(users):  # the latest task with a tag (earlier ones are the conversation's history)
+                for tag, script in self.scripts.items():
+                    if tag in text:
+                        if not script:
+                            return None
+                        step = script[0]
+                        if not step.get("repeat"):
+                            script.pop(0)
+                        return copy.deepcopy(step)
         return None
 
 
