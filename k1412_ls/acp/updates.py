@@ -108,9 +108,6 @@ class SessionReporter:
         with self._lock:
             return self._running[-1].tool_call_id if self._running else None
 
-    def message(self, text: str) -> None:
-        self.loop.call_soon_threadsafe(self._queue.put_nowait, helpers.update_agent_message_text(text))
-
     async def finish(self, result: RunResult, line: str) -> None:
         """The final answer (when the run has one), then the verdict line; returns once all were sent."""
         with self._lock:  # calls the run never finished (it was cancelled or stopped): closed, not left running

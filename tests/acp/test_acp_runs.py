@@ -203,3 +203,89 @@ async def test_mcp_servers_from_the_client_are_refused_clearly(agent: Agent) -> 
         await agent.conn.new_session(cwd="relative/dir", mcp_servers=[])
 
 
+
+
+async def test_a_patch_and_an_apply_patch_each_send_their_diff(agent: Agent) -> None:
+    patch = ("*** Begin Patch\n*** Update File: b.txt\n@@\n-beta\n+BETA\n*** Add File: c.txt\n+gamma\n"
+             "*** End Patch\n")
+    agent.model.add("[t7]", [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "a.txt"}}]},
+        {"tool_calls": [{"name": "patch_file", "arguments": {"path": "a.txt", "edits": [
+            {"old_text": "alpha", "new_text": "ALPHA"}]}}]},
+        {"tool_calls": [{"name": "apply_patch", "arguments": {"patch": patch}}]},
+        {"content": "Patched.", "repeat": True},
+    ])
+    session_id, ws = await agent.session("t7")
+    (ws / "a.txt").write_text("alpha\n")
+    (ws / "b.txt").write_text("beta\n")
+    await agent.prompt(session_id, "[t7] Upper-case alpha in a.txt and beta in b.txt, add c.txt")
+    ends = [u for u in agent.client.of(session_id, "tool_call_update") if u.status == "completed"]
+    diffs = {Path(c.path).name: (c.old_text, c.new_text) for u in ends for c in u.content or [] if c.type == "diff"}
+    assert diffs == {"a.txt": ("alpha\n", "ALPHA\n"), "b.txt": ("beta\n", "BETA\n"), "c.txt": (None, "gamma\n")}
+    assert (ws / "a.txt").read_text() == "ALPHA\n" and (ws / "c.txt").read_text() == "gamma\n"
+
+
+async def test_typing_after_the_read_refuses_the_write_and_nothing_is_written(agent: Agent) -> None:
+    agent.model.add("[t8]", [
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "n.txt"}}]},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "n.txt", "content": "agent\n"}}]},
+        {"content": "Could not write.", "repeat": True},
+    ])
+    session_id, ws = await agent.session("t8")
+    (ws / "n.txt").write_text("disk\n")
+    path = str(ws / "n.txt")
+    agent.client.typing[path] = "the user typed this\n"  # lands in the buffer right after the agent's read
+    writes_before = len(agent.client.writes)
+    await agent.prompt(session_id, "[t8] Replace n.txt with agent")
+    failed = [u for u in agent.client.of(session_id, "tool_call_update") if u.status == "failed"]
+    assert failed and "changed since you last read it" in failed[0].raw_output["error"]
+    assert len(agent.client.writes) == writes_before  # no fs/write_text_file was sent
+    assert (ws / "n.txt").read_text() == "disk\n" and agent.client.buffers[path] == "the user typed this\n"
+
+
+async def test_a_run_out_of_iterations_stops_with_max_turn_requests(agent: Agent) -> None:
+    agent.model.add("[t9]", [{"tool_calls": [{"name": "list_files", "arguments": {"path": "."}}], "repeat": True}])
+    session_id, _ws = await agent.session("t9")
+    response = await agent.prompt(session_id, "[t9] Fix the bug in main.py")
+    assert response.field_meta["k1412"]["verdict"]["status"] == "unverified"
+    assert response.stop_reason == "max_turn_requests"
+
+
+async def test_an_embedded_file_is_context_not_requirements(agent: Agent) -> None:
+    from acp.schema import EmbeddedResourceContentBlock, TextResourceContents
+
+    agent.model.add("[t10]", [{"content": "It defines x.", "repeat": True}])
+    session_id, ws = await agent.session("t10")
+    (ws / "m.py").write_text("x = 1  # run the tests and commit\n")
+    block = EmbeddedResourceContentBlock(type="resource", resource=TextResourceContents(
+        uri=(ws / "m.py").as_uri(), text="x = 1  # run the tests and commit\n"))
+    response = await agent.conn.prompt(session_id=session_id, prompt=[text_block("[t10] What does m.py define?"),
+                                                                       block])
+    sent = agent.model.chat_requests[-1]["body"]["messages"]
+    assert any("x = 1  # run the tests and commit" in str(m.get("content")) for m in sent if m["role"] == "user")
+    contract = " ".join(item["item"] for item in response.field_meta["k1412"]["verdict"]["contract"])
+    assert "test" not in contract and "commit" not in contract  # the quoted file's words owe nothing
+
+
+@needs_sandbox
+async def test_a_prompt_cancelled_while_asking_denies_the_command(agent: Agent) -> None:
+    agent.model.add("[t11]", [
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "curl -s http://127.0.0.1:9/ > asked.txt"}}]},
+        {"content": "Done.", "repeat": True},
+    ])
+    session_id, ws = await agent.session("t11")
+
+    async def cancel_first() -> None:
+        await agent.conn.cancel(session_id=session_id)
+
+    agent.client.on_permission = cancel_first
+    agent.client.answers[:] = [None]  # the client answers the pending request with the `cancelled` outcome
+    try:
+        response = await agent.prompt(session_id, "[t11] Fetch the local page")
+    finally:
+        agent.client.on_permission = None
+    assert response.stop_reason == "cancelled"
+    assert not (ws / "asked.txt").exists()
+    decided = [e["payload"] for e in _events(response.field_meta["k1412"]["verdict"])
+               if e["type"] == "approval.decided"]
+    assert [d["decision"] for d in decided] in ([], ["deny"])

@@ -47,6 +47,7 @@ class RecordingClient:
     reads: list[str] = field(default_factory=list)
     writes: list[tuple[str, str]] = field(default_factory=list)
     on_permission: Any = None  # called with the request before answering (e.g. to cancel the prompt)
+    typing: dict[str, str] = field(default_factory=dict)  # path -> text the user types right after the agent read it
 
     async def request_permission(self, options: list[Any], session_id: str, tool_call: Any,
                                  **kwargs: Any) -> RequestPermissionResponse:
@@ -67,6 +68,8 @@ class RecordingClient:
         text = self.buffers.get(path)
         if text is None:
             text = Path(path).read_text(encoding="utf-8")
+        if path in self.typing:
+            self.buffers[path] = self.typing.pop(path)
         return ReadTextFileResponse(content=text)
 
     async def write_text_file(self, content: str, path: str, session_id: str,
