@@ -131,6 +131,7 @@ async def test_an_unproven_answer_says_unverified_with_what_is_missing(agent: Ag
     assert (ws / "app.py").read_text() == "x = 1\n"
 
 
+@pytest.mark.e2e  # a process of its own (an unpriced configuration)
 async def test_an_unpriced_model_stays_unpriced(agent: Agent, tmp_path: Path) -> None:
     client = RecordingClient()
     agent.model.add("[t3]", [{"content": "Hello.", "repeat": True}])

@@ -16,6 +16,7 @@ from tests.support.acp_client import RecordingClient, RoutedModel, acp_agent
 needs_sandbox = pytest.mark.skipif(not bubblewrap().active, reason="bubblewrap is not usable here")
 
 
+@pytest.mark.e2e  # two agent processes, one after the other
 async def test_a_session_is_listed_and_loaded_after_a_restart_and_goes_on(tmp_path: Path) -> None:
     model = RoutedModel()
     model.add("[s1]", [
