@@ -53,6 +53,30 @@ def check_message(message: Any) -> str | None:
     return None
 
 
+def explain_error(message: dict[str, Any]) -> dict[str, Any]:
+    """The SDK's bare error replies, made one sentence: which parameter is wrong, which method is unknown.
+
+    Validation details keep where and what (``loc``, ``msg``) but not the offending input, which may be a
+    whole prompt or file.
+    """
+    error = message.get("error")
+    if not isinstance(error, dict):
+        return message
+    data = error.get("data")
+    if error.get("code") == -32602 and error.get("message") == "Invalid params" and isinstance(data, dict) \
+            and isinstance(data.get("errors"), list):
+        problems = [e for e in data["errors"] if isinstance(e, dict)]
+        said = "; ".join(f"{'.'.join(str(part) for part in e.get('loc', ())) or 'params'}: {e.get('msg', 'invalid')}"
+                         for e in problems[:3])
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        errors = [{"loc": e.get("loc"), "msg": e.get("msg"), "type": e.get("type")} for e in problems]
+        return {**message, "error": {**error, "message": f"Invalid params: {said}{more}.", "data": {"errors": errors}}}
+    if error.get("code") == -32601 and error.get("message") == "Method not found" and isinstance(data, dict):
+        method = str(data.get("method", ""))[:200]
+        return {**message, "error": {**error, "message": f"Method not found: K1412 does not implement {method!r}."}}
+    return message
+
+
 class StdioTransport:
     """Messages in from a byte reader, out to a byte writer; parse and shape errors answered here."""
 
@@ -70,7 +94,7 @@ class StdioTransport:
     async def send(self, message: dict[str, Any]) -> None:
         if self._closed:
             raise ConnectionError("the client connection is closed")
-        data = encode(message)
+        data = encode(explain_error(message))
         async with self._write_lock:
             result = self._write(data)
             if asyncio.iscoroutine(result):

@@ -130,6 +130,15 @@ async def test_malformed_input_gets_an_error_and_the_agent_serves_on(wire: Wire,
     assert sorted(p.relative_to(wire.home).as_posix() for p in wire.home.rglob("*")) == before  # nothing written
 
 
+async def test_a_wrong_parameter_is_named_without_echoing_the_input(wire: Wire) -> None:
+    reply = await wire.request("session/new", {"cwd": ["SECRET-LOOKING-INPUT"], "mcpServers": []})
+    error = reply["error"]
+    assert error["code"] == -32602 and error["message"].startswith("Invalid params: cwd: ")
+    assert "SECRET-LOOKING-INPUT" not in json.dumps(reply)
+    unknown = await wire.request("session/teleport", {})
+    assert unknown["error"]["message"] == "Method not found: K1412 does not implement 'session/teleport'."
+
+
 async def test_an_image_prompt_is_refused_with_one_sentence(wire: Wire, tmp_path: Path) -> None:
     created = await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})
     session_id = created["result"]["sessionId"]
