@@ -290,3 +290,20 @@ async def test_a_prompt_cancelled_while_asking_denies_the_command(agent: Agent) 
     decided = [e["payload"] for e in _events(response.field_meta["k1412"]["verdict"])
                if e["type"] == "approval.decided"]
     assert [d["decision"] for d in decided] in ([], ["deny"])
+
+
+async def test_reasoning_never_reaches_the_client_and_inputs_are_redacted(agent: Agent) -> None:
+    secret = "sk-proj-" + "R3d4c7Ed" * 4
+    agent.model.add("[t12]", [
+        {"reasoning_content": "HIDDEN-THOUGHT-1 weigh the options",
+         "tool_calls": [{"name": "search_files", "arguments": {"query": f"token {secret}"}}]},
+        {"reasoning_content": "HIDDEN-THOUGHT-2", "content": "No such token in the workspace."},
+    ])
+    session_id, _ws = await agent.session("t12")
+    await agent.prompt(session_id, "[t12] Is the token used anywhere?")
+    sent = json.dumps([u.model_dump(mode="json", by_alias=True) for s, u in agent.client.updates if s == session_id])
+    assert "HIDDEN-THOUGHT" not in sent and "agent_thought_chunk" not in sent
+    assert secret not in sent and "[REDACTED]" in sent  # the query in rawInput and the title
+    assert "No such token in the workspace." in agent.client.text(session_id)
+    # control: the model really sent reasoning and the call really carried the key
+    assert any(secret in json.dumps(r["body"]) for r in agent.model.chat_requests)
