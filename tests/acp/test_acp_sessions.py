@@ -121,3 +121,56 @@ async def test_cancel_mid_command_kills_the_process_tree_and_says_cancelled(tmp_
     finally:
         model.close()
     assert os.path.isdir(ws)
+
+
+@pytest.mark.e2e
+@needs_sandbox
+async def test_a_client_that_goes_away_mid_command_leaves_no_process(tmp_path: Path) -> None:
+    """stdin closes while a command runs: the agent cancels the run, its processes die, the agent exits 0."""
+    import json
+    import sys
+
+    from tests.conftest import REPO_ROOT, write_config
+    from tests.support.acp_client import agent_env
+
+    marker = "62.7182"
+    model = RoutedModel()
+    model.add("[g1]", [{"tool_calls": [{"name": "run_command", "arguments": {
+        "command": f"sleep {marker}", "timeout_s": 120}}]}, {"content": "Done.", "repeat": True}])
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    config = write_config(home / "config.toml", model.base_url)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "k1412_ls.cli", "acp", "--config", str(config), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=agent_env(home), cwd=str(REPO_ROOT))
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+                 {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(ws), "mcpServers": []}}]
+        process.stdin.write("".join(json.dumps(m) + "\n" for m in lines).encode())
+        while True:
+            reply = json.loads(await asyncio.wait_for(process.stdout.readline(), timeout=30))
+            if reply.get("id") == 2:
+                break
+        prompt = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+            "sessionId": reply["result"]["sessionId"], "prompt": [{"type": "text", "text": "[g1] wait"}]}}
+        process.stdin.write((json.dumps(prompt) + "\n").encode())
+        await process.stdin.drain()
+        for _ in range(300):
+            if _marked(marker):
+                break
+            await asyncio.sleep(0.05)
+        assert _marked(marker), "the command never started"
+        process.stdin.close()
+        assert await asyncio.wait_for(process.wait(), timeout=30) == 0
+        for _ in range(100):
+            if not _marked(marker):
+                break
+            await asyncio.sleep(0.05)
+        assert _marked(marker) == []
+    finally:
+        if process.returncode is None:
+            process.kill()
+        model.close()
