@@ -50,6 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
 
+    acp = sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs …)")
+    acp.add_argument("--config", help="configuration file (TOML)")
+    acp.add_argument("--model", help="model id (default: the configured default_model)")
+    acp.add_argument("--user", default=None, help="user name for memories, plans and sessions (default: $USER)")
+
     models = sub.add_parser("models", help="list the configured models")
     models.add_argument("--config", help="configuration file (TOML)")
     models.add_argument("--workspace", default=".", help="workspace whose .k1412/config.toml applies")
@@ -89,7 +94,7 @@ def _positive(kind: type[float] | type[int]) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command != "lsp":  # the language server's stdio carries the protocol, not text for a person
+    if args.command not in ("lsp", "acp"):  # their stdio carries a protocol, not text for a person
         _show_controls_visibly()
     try:
         if args.command == "run":
@@ -108,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_judge(args)
         if args.command == "undo":
             return _cmd_undo(args)
+        if args.command == "acp":
+            return _cmd_acp(args)
         return _cmd_lsp(args)
     except (CliError, ConfigError) as exc:
         print(f"k1412: {exc}", file=sys.stderr)
@@ -391,6 +398,14 @@ def _cmd_lsp(args: argparse.Namespace) -> int:
     with cached_attrs_compile():  # the LSP types' generated methods: compiled once, then loaded (~0.3 s)
         from k1412_ls.lsp.server import serve
     return serve(tcp=args.tcp)
+
+
+def _cmd_acp(args: argparse.Namespace) -> int:
+    from k1412_ls.acp.acp_server import AcpOptions, serve
+    from k1412_ls.process_role import set_role
+
+    set_role("lsp")  # a long-lived editor server like the language server: a managed model server goes with it
+    return serve(AcpOptions(config_path=args.config, model=args.model, user=args.user))
 
 
 if __name__ == "__main__":

@@ -385,6 +385,23 @@ class StateStore:
                            "files_changed": changed})
         return result
 
+    def conversations(self, user: str, limit: int = 1000) -> list[dict[str, str]]:
+        """The user's conversations, most recently continued first: ``conversation``, ``title`` (its first task),
+        ``updated_at`` and ``last_run_id``."""
+        _check_name("user", user)
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT conversation, MAX(seq) AS last, MIN(seq) AS first FROM exchanges WHERE user = ? "
+                "GROUP BY conversation ORDER BY last DESC LIMIT ?", (user, max(0, int(limit)))).fetchall()
+            found: list[dict[str, str]] = []
+            for conversation, last, first in rows:
+                task = conn.execute("SELECT task FROM exchanges WHERE seq = ?", (first,)).fetchone()[0]
+                run_id, created = conn.execute("SELECT run_id, created_at FROM exchanges WHERE seq = ?",
+                                               (last,)).fetchone()
+                found.append({"conversation": conversation, "title": _from_db(task), "updated_at": created,
+                              "last_run_id": run_id})
+        return found
+
     def history(self, user: str, conversation: str, limit: int | None = None) -> list[dict[str, str]]:
         """The conversation as chat messages, oldest first; ``limit`` keeps the latest N exchanges.
 
