@@ -22,11 +22,11 @@ line's exit code. A build passes with status 0 and fails otherwise.
 from __future__ import annotations
 
 import posixpath
-import shlex
 from dataclasses import dataclass, replace
 from typing import Any
 
 from k1412_ls.core.evidence.invocations import CommandShape, Invocation, classify_argv
+from k1412_ls.shell import parse_line
 from k1412_ls.text.runner_summaries import COMPILE_ERROR, Suite, Tally
 
 NO_TESTS_STATUS = 5  # pytest and unittest (3.12+): nothing collected
@@ -160,11 +160,10 @@ def _echoed_compiles(output: str) -> list[BuildOutcome]:
     for line in output.splitlines()[:2000]:
         if not line[:1].isalpha():
             continue
-        try:
-            argv = shlex.split(line)
-        except ValueError:
+        parsed = parse_line(line)
+        if not parsed.parsed or len(parsed.commands) != 1:
             continue
-        echoed = classify_argv(argv)
+        echoed = classify_argv(parsed.commands[0].argv)
         if echoed.role == "build" and echoed.sources and echoed.program != "make":
             found.append(BuildOutcome(echoed.program, echoed.sources, echoed.argv, True))
     return found

@@ -16,6 +16,7 @@ from collections.abc import Callable
 # "and" ends a clause unless it joins two files ("in api.py and cli.py" is one place list).
 _CLAUSES = re.compile(r"[，,;；!！?？。\n]|\.(?=\s|$)|\b(?:and\s+then|then|also)\b|\band\b(?!\s+(?:the\s+)?[\w./-]+\.\w{1,8}\b)"
                       r"|然后|并且|并|顺便|同时|另外|再")
+_QUOTED_COMMAND = re.compile(r"`[^`\n]*\s[^`\n]*`")
 _RELATED = re.compile(r"(?:\bwhich|\bthat|\bwho|\bwhere|\bcalls?|\bcalled|\bimports?|\buses?|\bused\s+by|\blike|"
                       r"\bsee|调用|引用|导入|使用|用到|依赖|参考|参照|像)\s*(?:\S+\s*){0,3}$", re.IGNORECASE)
 
@@ -25,6 +26,7 @@ def each_changed(request: str, targets: tuple[str, ...], named: tuple[str, ...],
     """The targets (``named`` as the request writes them, ``targets`` as resolved) that a change clause names."""
     by_name = dict(zip(named, targets, strict=True))
     found: list[str] = []
+    request = _QUOTED_COMMAND.sub(" ", request)  # "rebuild with `node build.js`": build.js is the tool, not a place
     for clause in _CLAUSES.split(request):
         present = [n for n in named if n in clause]
         if not present or not asks_change(clause):

@@ -6,9 +6,9 @@ asked for, whatever kind of program it is (a build script is a build even though
 from __future__ import annotations
 
 import re
-import shlex
 
 from k1412_ls.core.evidence.invocations import Invocation
+from k1412_ls.shell import parse_line
 
 _QUOTED = re.compile(r"`([^`\n]{2,200})`")
 
@@ -17,10 +17,10 @@ def requested_commands(request: str) -> tuple[tuple[str, ...], ...]:
     """The argv of every backquoted span of ``request`` that reads as a command line of two or more words."""
     found: list[tuple[str, ...]] = []
     for span in _QUOTED.findall(request):
-        try:
-            words = tuple(shlex.split(span))
-        except ValueError:
+        line = parse_line(span)
+        if not line.parsed or len(line.commands) != 1 or None in line.commands[0].words:
             continue
+        words = tuple(line.commands[0].argv)
         if len(words) >= 2 and re.match(r"^[\w./-]+$", words[0]) and not any(c in span for c in "|;&<>$"):
             found.append(words)
     return tuple(dict.fromkeys(found))
