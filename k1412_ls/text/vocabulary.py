@@ -139,7 +139,7 @@ RULES: tuple[Rule, ...] = (
           r"(?!\s+sure)(?!\s+certain)"),
     _rule("zh.change-verb", "artifact change",
           r"修|改|删|加上|加到|加进|加入|加一个|加一行|加个|加点|升一下|升级|升到|升至|提升|降到|降至|改至|更新至|调整为|调整成|调高|调低|调大|调小|放到|放进|写进|添加|增加|插入|替换|更新|升级|降级|重命名|移动|实现|写入|创建|新建|生成|调整|去掉|去除|移除|补上|"
-          r"补充|换成|设为|设置为|设成|改成|改为|变成|清理|整理|格式化|翻译|转换|恢复|还原|合并|拆分|提取|注释掉|取消注释|记一笔|记上一笔|记上|"
+          r"补充|换成|设为|设置为|设成|改成|改为|变成|清理|整理|格式化|翻译|转换|恢复|还原|合并|拆分|提取|注释掉|取消注释|记一笔|记上一笔|记上|调到|调成|调为|"
           r"补一笔|补一条|加一条|写一条"),
     # Actions outside the workspace: only a command that really did them can prove them.
     _rule("en.external", "execution action", r"\b(?:deploy|publish|release|upload|push|install|provision|migrate\s+the\s+"

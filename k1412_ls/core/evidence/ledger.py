@@ -142,6 +142,7 @@ class RunEntry:
     units: tuple[tuple[str, tuple[str, ...]], ...] = ()
     printed: bool = True  # the command printed something (a read that printed nothing showed no content)
     commit: CommitFact | None = None  # HEAD of the workspace's repository moved during the command
+    output: str = ""  # the excerpt of what it printed (as the event holds it)
 
     @property
     def proves_run(self) -> bool:
@@ -288,7 +289,8 @@ class EvidenceLedger:
             outcome = line_outcome(shape, exit_code, False, observed, _tally(facts), output, normalize_path(cwd))
         self.runs.append(RunEntry(seq, depth, tool, shape, exit_code, succeeded, failed, numbers,
                                   source, process_id, outcome, normalize_path(cwd), _units(facts.get("units")),
-                                  printed=bool(output.strip()), commit=_commit_fact(facts.get("git_commit"))))
+                                  printed=bool(output.strip()), commit=_commit_fact(facts.get("git_commit")),
+                                  output=output))
 
     def integrity_snapshot(self) -> list[IntegrityEntry]:
         """The test integrity findings in ``seq`` order."""

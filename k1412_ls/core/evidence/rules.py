@@ -43,6 +43,7 @@ from k1412_ls.core.evidence.proof import (
     unresolved_failures,
     verified,
 )
+from k1412_ls.core.evidence.quoted_facts import unseen_quotes
 from k1412_ls.core.evidence.request_parts import named_functions, unchecked_functions
 from k1412_ls.core.evidence.requested_commands import requested_commands, runs_requested
 from k1412_ls.core.evidence.requested_values import values_not_held
@@ -422,6 +423,10 @@ _SAYS_MISSING = re.compile(r"\b(?:does\s+not\s+exist|doesn't\s+exist|not\s+found
 def check_inspection(ev: Evidence) -> list[Problem]:
     """Rule ``inspection``: the answer rests on content read in this run (of the named files, if any)."""
     req = ev.requirements
+    unseen = unseen_quotes(ev.final_message, req.request, ev.runs, ev.looks) if ev.runs else []
+    if unseen:
+        return [Problem("inspection", f"the answer quotes {names(unseen)}, which no command of this run printed",
+                        "answer with what the commands really printed, or run the command that shows it.")]
     targets = list(req.targets)
     if targets:
         unread = [t for t in targets if not looked_at(ev, t)]

@@ -57,3 +57,10 @@ def test_how_many_commits_is_answered_by_counting_them() -> None:
     task = "How many commits does this repository have?"
     assert verdict(task, "git rev-list --count HEAD", "1\n", "The repository has 1 commit.")
     assert not verdict(task, "echo 1", "1\n", "The repository has 1 commit.")  # control: printed, not counted
+
+
+def test_a_quote_no_command_printed_is_made_up() -> None:
+    task = "What is the message of the last commit in this repository?"
+    assert verdict(task, "git log -1 --format=%s", "initial\n", "The last commit is 'initial'.")
+    assert verdict(task, "git log -1 --format=%s", "initial\n", "`git log -1 --format=%s` printed: initial.")
+    assert not verdict(task, "git log -1 --format=%s", "initial\n", "The last commit is 'fix login redirect'.")
