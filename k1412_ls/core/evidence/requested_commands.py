@@ -31,4 +31,28 @@ def runs_requested(invocations: tuple[Invocation, ...], requested: tuple[tuple[s
     return any(tuple(i.argv) in requested for i in invocations if not i.background)
 
 
-__all__ = ["requested_commands", "runs_requested"]
+def _normal(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """``python3 -m pytest -q`` as ``pytest -q``; a program by its name (``./greet.sh`` as ``greet.sh``)."""
+    words = tuple(w.removeprefix("./") for w in argv)
+    if len(words) >= 3 and re.fullmatch(r"python[\d.]*|pypy3?", words[0]) and words[1] == "-m":
+        return words[2:]
+    if words and re.fullmatch(r"python[\d.]*", words[0]):
+        return ("python", *words[1:])
+    return words
+
+
+def runs_like(invocations: tuple[Invocation, ...], requested: tuple[str, ...]) -> bool:
+    """Whether one of ``invocations`` runs the requested command: the same program with every requested word,
+    in order (options the run adds, such as ``-q``, are allowed)."""
+    want = _normal(requested)
+    for invocation in invocations:
+        have = _normal(tuple(invocation.argv))
+        if invocation.background or not have or have[0] != want[0]:
+            continue
+        rest = iter(have[1:])
+        if all(any(word == got for got in rest) for word in want[1:]):
+            return True
+    return False
+
+
+__all__ = ["requested_commands", "runs_like", "runs_requested"]

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from k1412_ls.core.evidence.constraints import ChangeConstraints, change_constraints
 from k1412_ls.core.evidence.request_parts import each_changed
+from k1412_ls.core.evidence.requested_commands import requested_commands
 from k1412_ls.core.evidence.shadows import probe_shadows
 from k1412_ls.core.evidence.test_edits import asks_to_edit_tests, tests_are_oracle, tests_frozen
 from k1412_ls.core.intent import IntentDecision, classify_intent
@@ -182,6 +183,8 @@ def derive_requirements(request: str, resolve: Resolver | None = None,
         need("artifact", "need.source")
     if "execution" in tags or "lint" in tags:
         need("execution", "need.execution")
+    if not question and requested_commands(without_prohibitions(request)):
+        need("execution", "need.requested-command")  # "check `sh greet.sh Ana`": that command, after the change
     if "tests" in tags and (question or tags & {"execution", "change", "artifact"} or "workspace" in tags):
         need("tests", "need.tests")
     if "build" in tags:

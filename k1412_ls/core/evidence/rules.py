@@ -18,6 +18,7 @@ from k1412_ls.core.evidence.figures import (
     unproven_figures,
     unproven_results,
 )
+from k1412_ls.core.evidence.invocations import classify_argv
 from k1412_ls.core.evidence.proof import (
     MAX_LISTED,
     TEST_FILE,
@@ -45,8 +46,9 @@ from k1412_ls.core.evidence.proof import (
 )
 from k1412_ls.core.evidence.quoted_facts import unseen_quotes
 from k1412_ls.core.evidence.request_parts import named_functions, unchecked_functions
-from k1412_ls.core.evidence.requested_commands import requested_commands, runs_requested
+from k1412_ls.core.evidence.requested_commands import requested_commands, runs_like, runs_requested
 from k1412_ls.core.evidence.requested_values import values_not_held
+from k1412_ls.core.evidence.requirements import without_prohibitions
 from k1412_ls.text.numbers import extract_measurements, measurement_units
 from k1412_ls.text.runner_summaries import Suite
 from k1412_ls.text.vocabulary import is_report_path, is_source_path
@@ -183,6 +185,13 @@ def check_execution(ev: Evidence) -> list[Problem]:
                         "run the command that answers it with run_command and report its real output.")]
     problems = [] if req.needs("tests") or req.needs("build") else failure_problems(ev, "execution")
     runs = successful_runs(ev)
+    after = last_code_write(ev)
+    for asked in requested_commands(without_prohibitions(req.request)):
+        if not any(r.seq >= after and r.proves_run and runs_like(r.shape.invocations, asked) for r in runs) and not (
+                classify_argv(list(asked)).role == "test" and passing_tests_after(ev, after)):
+            problems.append(Problem("execution", f"the request asks for `{' '.join(asked)}`, which never ran "
+                                    "successfully after the last change",
+                                    f"run `{' '.join(asked)}` with run_command and report what it printed."))
     named = [t for t in req.source_targets if t not in req.inputs] if not req.needs("tests") else []
     if runs and named and not req.needs("artifact") and not any(touches(r, t) for r in runs for t in named):
         problems.append(Problem("execution", f"{names(named)} was never run successfully",
