@@ -40,3 +40,28 @@ def test_the_named_build_command_run_after_the_change_proves_the_build() -> None
 ])
 def test_which_backquoted_spans_are_commands(request_text: str, commands: list[tuple[str, ...]]) -> None:
     assert list(requested_commands(request_text)) == commands
+
+
+def test_a_command_the_request_names_as_its_check_is_owed() -> None:
+    task = "Fix add in calc.py and confirm that `python3 cli.py 2 3` prints 5."
+
+    def complete(command: str) -> bool:
+        ledger = EvidenceLedger()
+        bus = new_bus(task, [ledger.record])
+        write(bus, "calc.py", "def add(a, b):\n    return a + b\n")
+        run(bus, command, 0, "5\n" if "cli" in command else "..\n2 passed in 0.01s\n")
+        return CompletionGate(derive_requirements(task)).check(ledger, "Fixed add; it prints 5.").complete
+
+    assert complete("python3 cli.py 2 3")
+    assert complete("cd . && python3 ./cli.py 2 3")
+    assert not complete("python3 -m pytest -q")  # the tests ran, the command asked for never did
+    assert not complete("python3 cli.py 3 2")  # another command line
+
+
+def test_a_requested_test_runner_is_run_by_any_whole_suite_run() -> None:
+    task = "Fix add in calc.py so that `pytest` passes."
+    ledger = EvidenceLedger()
+    bus = new_bus(task, [ledger.record])
+    write(bus, "calc.py", "def add(a, b):\n    return a + b\n")
+    run(bus, "python3 -m pytest -q -p no:cacheprovider", 0, "..\n2 passed in 0.01s\n")
+    assert CompletionGate(derive_requirements(task)).check(ledger, "Fixed add; 2 passed.").complete
