@@ -38,7 +38,7 @@ def test_hello_world_completes_with_a_faithful_log(tmp_path: Path, ws: Path) -> 
     events = run.events()
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert {e["run_id"] for e in events} == {result["run_id"]}
-    assert all(e["meta"] == {"policy": "agent-loop-v7", "scheduler": "safe-parallel-v1",
+    assert all(e["meta"] == {"policy": "agent-loop-v8", "scheduler": "safe-parallel-v1",
                              "context_policy": "recent-visible-v3", "sandbox": "sandbox-v5"} for e in events)
     assert "print('hello world')" not in Path(result["events_path"]).read_text()
     written = next(e for e in events if e["type"] == "tool.completed" and e["payload"]["tool"] == "write_file")
@@ -153,9 +153,9 @@ def test_replay_of_a_v3_log_renders_and_names_its_rules(tmp_path: Path, ws: Path
     v3.write_text("\n".join(old) + "\n")
     text = k1412("replay", str(v3), cwd=ws)
     assert text.code == 0 and "write_file" in text.stdout
-    assert "agent-loop-v3" in text.stdout and "agent-loop-v7" in text.stdout
+    assert "agent-loop-v3" in text.stdout and "agent-loop-v8" in text.stdout
     report = json.loads(k1412("replay", str(v3), "--json", cwd=ws).stdout)
-    assert report["policy"] == "agent-loop-v3" and report["rechecked_with"] == "agent-loop-v7"
+    assert report["policy"] == "agent-loop-v3" and report["rechecked_with"] == "agent-loop-v8"
     assert report["recorded"] == "completed" and report["recomputed"] == "completed"
 
 

@@ -1,4 +1,4 @@
-"""The agent loop (policy ``agent-loop-v7``) for one agent: root or sub-agent.
+"""The agent loop (policy ``agent-loop-v8``) for one agent: root or sub-agent.
 
 RequestModel → (tool calls) ValidateCalls → Schedule → Execute →
 RecordEvidence → RequestModel … ; (no tool calls) CheckCompletion →

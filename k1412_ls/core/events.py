@@ -32,7 +32,11 @@ from k1412_ls.text.redact import Redactor
 # agent-loop-v7 over v6: the gate judges observed facts: bent tests (test_integrity facts) void test proof,
 # change-set constraints are checked, commits are facts of the workspace repository, reads must show content,
 # test claims are found by subject and outcome, and the contract is recorded and marked item by item.
-POLICY = "agent-loop-v7"
+# agent-loop-v8 over v7: every part of a request is owed (each file a change clause names, each value it sets,
+# each backquoted check command), proof must reach the changed copy (no namesake, no import path elsewhere),
+# runners that run no test prove none, an answer's own "not done" or unseen quotes end unverified; probes,
+# read-only git, rustc --test programs and same-line change-then-test count as the facts they are.
+POLICY = "agent-loop-v8"
 SCHEDULER = "safe-parallel-v1"
 CONTEXT_POLICY = "recent-visible-v3"
 # What commands may reach: sandbox-v5 (allow lists: seccomp, environment, home; see docs/policies.md) over v4, which is bubblewrap always (or refused), read-only root, network off by default,

@@ -55,4 +55,4 @@ def test_cli_verdict(case: Trajectory, tmp_path: Path) -> None:
     replay = k1412("replay", run.result["events_path"], "--json", cwd=ws)
     assert replay.code == 0, replay.stderr
     assert replay.result["recomputed"] == want and replay.result["agrees"] is True
-    assert replay.result["policy"] == replay.result["rechecked_with"] == "agent-loop-v7"
+    assert replay.result["policy"] == replay.result["rechecked_with"] == "agent-loop-v8"

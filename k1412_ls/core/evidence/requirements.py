@@ -1,4 +1,4 @@
-"""What proof a request owes (policy ``agent-loop-v7``), derived from the shared vocabulary.
+"""What proof a request owes (policy ``agent-loop-v8``), derived from the shared vocabulary.
 
 Derivation rules, by name (each appears in ``Requirements.rules``); they fail
 closed, so an unfamiliar phrasing owes more, never less:

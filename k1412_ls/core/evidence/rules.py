@@ -1,4 +1,4 @@
-"""The evidence rules (policy ``agent-loop-v7``), one check per kind, each returning precise problems.
+"""The evidence rules (policy ``agent-loop-v8``), one check per kind, each returning precise problems.
 
 A :class:`~k1412_ls.core.evidence.proof.Problem` is what ``missing`` shows ("artifact: hello.py was
 written but never verified afterwards …") and the remedy the recovery instruction gives the model.
