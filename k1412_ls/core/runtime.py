@@ -46,7 +46,7 @@ from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.files.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.files.locks import user_write_lock
 from k1412_ls.tools.files.workspace import Workspace
-from k1412_ls.tools.ports import RunServices, SubAgentOutcome
+from k1412_ls.tools.ports import RunServices, SubAgentOutcome, ToolSet, ToolSource
 from k1412_ls.tools.processes.process_table import ProcessTable
 from k1412_ls.tools.registry import ToolContext, ToolRegistry
 from k1412_ls.tools.sandbox.command_sandbox import (
@@ -82,6 +82,8 @@ class Runtime:
     context_policy: ContextPolicy = field(default_factory=ContextPolicy)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(32, "k1412-tool"))
     limits: Limits = LIMITS  # hard limits, whatever a model or configuration asks for
+    # Tools beyond the catalogue, opened for each run (the user's MCP servers; assembly.py wires them).
+    tool_sources: tuple[ToolSource, ...] = ()
     _active: dict[str, _ActiveRun] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -248,7 +250,9 @@ class _Run:
         ctx = self._context(RunServices(processes=processes, delegation=delegator, changes=changes, sandbox=sandbox,
                                         approval=approval, state=self.runtime.state))
         approval.cancel = ctx.cancel  # a pending question is given up when the run is cancelled
+        tool_sets: list[ToolSet] = []
         try:
+            await self._open_tool_sources(ctx, tool_sets)
             hook_context = await self._prompt_hooks()
             messages = self._build_context(hook_context)
             agent = self.agents.build(self.briefed, ctx, self.emit)
@@ -278,8 +282,20 @@ class _Run:
             ctx.cancel.set()
             delegator.cancel_all()
             processes.kill_all()
+            for tool_set in tool_sets:
+                tool_set.close()
             changes.close()
             sandbox.close()
+
+    async def _open_tool_sources(self, ctx: ToolContext, opened: list[ToolSet]) -> None:
+        """Open the runtime's tool sources (MCP servers) for this run; their tools join what agents may call."""
+        loop = asyncio.get_running_loop()
+        for source in self.runtime.tool_sources:
+            opened.append(await loop.run_in_executor(self.runtime.executor, source.open, ctx, self.budget.chars,
+                                                     lambda kind, payload: self.emit(kind, payload)))
+        extra = [tool for tool_set in opened for tool in tool_set.tools]
+        if extra:
+            self.agents.registry = ToolRegistry([*self.runtime.registry, *extra])
 
     def _sandbox_policy(self) -> SandboxPolicy:
         spec = self.runtime.config.sandbox

@@ -61,6 +61,8 @@ class Tool:
     tags: frozenset[str] = frozenset()
     # Argument fields whose values are bodies: published as size + sha256 only.
     body_fields: frozenset[str] = frozenset()
+    # The MCP server a tool comes from (k1412_ls/tools/mcp); None for K1412's own. Said in its events.
+    server: str | None = None
 
     def is_parallel_safe(self, arguments: dict[str, Any]) -> bool:
         if callable(self.parallel_safe):
