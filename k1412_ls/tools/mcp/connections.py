@@ -80,6 +80,8 @@ class ServerConnection:
         if self.state != "running":
             return
         self.state = "exited"
+        if self.process is not None:
+            self.process.settle(0.5)
         code = self.process.exit_code() if self.process is not None else None
         tail = self.process.stderr_tail() if self.process is not None else ""
         said = f" (exit code {code})" if code is not None else ""
@@ -125,7 +127,7 @@ class ServerConnection:
             why = f"did not answer initialize within {startup_s:g} s"
         elif isinstance(exc, ToolError):
             why = str(exc)
-        elif self.process is not None and self.process.exit_code() is not None:
+        elif self.process is not None and self.process.settle() is not None:
             tail = self.process.stderr_tail()
             why = f"exited with code {self.process.exit_code()}" + (f" ({tail})" if tail else "")
         else:

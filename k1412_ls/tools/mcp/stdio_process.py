@@ -65,7 +65,9 @@ class ServerProcess:
         self.listing_ids: set[object] = set()  # ids of our tools/list requests still unanswered
         self.dropped_tools: list[str] = []
         self.protocol = mcp_types.LATEST_PROTOCOL_VERSION  # the version initialize agreed on, once seen
-        threading.Thread(target=self._drain_stderr, name=f"k1412-mcp-stderr-{popen.pid}", daemon=True).start()
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, name=f"k1412-mcp-stderr-{popen.pid}",
+                                               daemon=True)
+        self._stderr_thread.start()
 
     def _drain_stderr(self) -> None:
         assert self.popen.stderr is not None
@@ -92,6 +94,15 @@ class ServerProcess:
 
     def exit_code(self) -> int | None:
         return self.popen.poll()
+
+    def settle(self, timeout_s: float = 1.0) -> int | None:
+        """Its exit code once it has ended (waiting up to ``timeout_s``), its stderr read to the end; else None."""
+        try:
+            code = self.popen.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+        self._stderr_thread.join(timeout_s)
+        return code
 
     def stop(self) -> None:
         """Close stdin, give it a moment, then kill its whole group (a sandboxed one has no other way) and reap."""

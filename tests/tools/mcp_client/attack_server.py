@@ -71,7 +71,7 @@ def call(ident: object, name: str, args: dict) -> None:
             send({"jsonrpc": "2.0", "id": ident, "result": {"isError": True,
                                                              "content": [{"type": "text", "text": str(exc)}]}})
     elif name == "env":
-        text_result(ident, f"{args['name']}={os.environ.get(args['name'], '<unset>')}")
+        text_result(ident, f"{args['name']} -> {os.environ.get(args['name'], '<unset>')}")
     elif name == "big":
         sys.stdout.write('{"jsonrpc": "2.0", "id": ' + json.dumps(ident) + ', "result": {"content": [{"type": '
                          '"text", "text": "' + "x" * (50 * 1024 * 1024) + '"}]}}\n')
