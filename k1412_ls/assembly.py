@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from k1412_ls.config import K1412Config
     from k1412_ls.core.runtime import Runtime
-    from k1412_ls.tools.ports import ToolSource
+    from k1412_ls.tools.registry import ToolSource
 
 
 def build_runtime(config: K1412Config, *, home: Path | None = None, state_store: bool = True) -> Runtime:

@@ -46,9 +46,9 @@ from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.files.documents import DiskDocumentStore, DocumentStore
 from k1412_ls.tools.files.locks import user_write_lock
 from k1412_ls.tools.files.workspace import Workspace
-from k1412_ls.tools.ports import RunServices, SubAgentOutcome, ToolSet, ToolSource
+from k1412_ls.tools.ports import RunServices, SubAgentOutcome
 from k1412_ls.tools.processes.process_table import ProcessTable
-from k1412_ls.tools.registry import ToolContext, ToolRegistry
+from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolSet, ToolSource
 from k1412_ls.tools.sandbox.command_sandbox import (
     RunSandbox,
     SandboxPolicy,

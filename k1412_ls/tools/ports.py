@@ -24,15 +24,11 @@ from k1412_ls.text.redact import Redactor
 from k1412_ls.tools.errors import ToolError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
     from k1412_ls.state.store import StateStore
     from k1412_ls.tools.approval.approval_policy import ApprovalGate
     from k1412_ls.tools.files.documents import DocumentStore
     from k1412_ls.tools.files.workspace import Workspace
     from k1412_ls.tools.processes.process_table import ProcessTable
-    from k1412_ls.tools.registry import Tool
     from k1412_ls.tools.sandbox.command_sandbox import RunSandbox, SandboxPolicy
     from k1412_ls.tools.undo.changes import RunChanges
 
@@ -54,24 +50,6 @@ class Delegator(Protocol):
     """
 
     def spawn(self, role: str, task: str, write: bool, ctx: ToolContext) -> SubAgentOutcome: ...
-
-
-class ToolSet(Protocol):
-    """Tools a run got from a :class:`ToolSource`; closed (servers stopped) when the run ends."""
-
-    tools: list[Tool]
-
-    def close(self) -> None: ...
-
-
-class ToolSource(Protocol):
-    """Tools beyond K1412's own catalogue, opened per run (the MCP servers: ``tools.mcp.source``).
-
-    ``open`` runs on a tool thread with the run's context, its context budget in characters and the run's
-    event emitter; it never raises for a source's own failure (it says so in events and results).
-    """
-
-    def open(self, ctx: ToolContext, budget_chars: int, emit: Callable[[str, dict[str, Any]], None]) -> ToolSet: ...
 
 
 # The scrubbed environment of a run's commands, with the key of the environment it was made from.
@@ -141,5 +119,4 @@ class ToolContext:
     skill_roots: tuple[Path, ...] = ()
 
 
-__all__ = ["ChildEnvCache", "Delegator", "ReadRecord", "RunServices", "SubAgentOutcome", "ToolContext", "ToolSet", "ToolSource",
-           "required"]
+__all__ = ["ChildEnvCache", "Delegator", "ReadRecord", "RunServices", "SubAgentOutcome", "ToolContext", "required"]

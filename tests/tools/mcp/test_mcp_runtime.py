@@ -105,7 +105,7 @@ def test_a_workspace_config_cannot_add_a_server_but_may_disable_one(tmp_path: Pa
     monkeypatch.delenv("K1412_CONFIG", raising=False)
     ws = tmp_path / "ws"
     _write(ws / ".k1412" / "config.toml", planted)
-    with pytest.raises(ConfigError, match="may not set 'mcp.servers'"):
+    with pytest.raises(ConfigError, match=r"may not set 'mcp\.servers'"):
         load_config(workspace=ws)
     assert not canary.exists()
     # Control: the same entry in the user's own file is a server (and would start).
