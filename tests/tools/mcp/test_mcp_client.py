@@ -274,3 +274,38 @@ def test_a_tool_not_marked_read_only_asks_and_a_read_only_one_does_not(open_sour
     never = open_source(policy="never")
     assert "'never'" in never.call("mcp__atk__write_file", path=str(target), text="no").data["error"]
     assert not target.exists()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_streamable_http_server_on_loopback(open_source: Any) -> None:
+    import socket
+    import subprocess
+    import time
+
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("http_server.py")), str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        opened = open_source(entries={"web": {"url": f"http://127.0.0.1:{port}/mcp", "timeout_s": 10}})
+        assert opened.server("web")["state"] == "running", opened.server("web")
+        added = opened.call("mcp__web__add", a=2, b=40)
+        assert added.ok and added.data["structured"] == {"sum": 42} and "sandbox" not in added.data
+        assert opened.registry.get("mcp__web__add").read_only  # type: ignore[union-attr]
+        note = opened.registry.get("mcp__web__note")
+        assert note is not None and not note.read_only
+    finally:
+        proc.kill()
+        proc.wait()

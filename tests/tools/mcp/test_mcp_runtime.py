@@ -22,7 +22,8 @@ from k1412_ls.tools.sandbox.bubblewrap import bubblewrap
 from tests.support.scripted_model import ScriptedChatModel
 
 SERVER = str(Path(__file__).with_name("attack_server.py"))
-pytestmark = pytest.mark.skipif(bubblewrap().path is None, reason="no working bubblewrap on this machine")
+pytestmark = [pytest.mark.e2e,
+              pytest.mark.skipif(bubblewrap().path is None, reason="no working bubblewrap on this machine")]
 
 
 def _allow(request: ApprovalRequest, cancel: threading.Event) -> Decision:
