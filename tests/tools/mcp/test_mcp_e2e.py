@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -180,3 +181,35 @@ def test_a_small_catalogue_is_listed_to_the_provider_with_object_schemas(tmp_pat
     assert done["ok"] and "21:00" in done["facts"]["output"] and done["server"] == "time"
     states = {e["payload"]["server"]: e["payload"]["state"] for e in run.events() if e["type"] == "mcp.server"}
     assert states == {"time": "running", "git": "disabled", "everything": "disabled", "fs": "disabled"}
+
+
+@needs_servers
+async def test_through_k1412_lsp_the_editor_approves_a_filesystem_write(tmp_path: Path) -> None:
+    from lsprotocol import types
+
+    from k1412_ls.lsp import constants as c
+    from tests.support.lsp_client import lsp_session
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = [{"tool_calls": [{"name": "mcp__fs__write_file",
+                               "arguments": {"path": str(ws / "todo.txt"), "content": "ship it\n"}},
+                              {"name": "mcp__time__get_current_time", "arguments": {"timezone": "UTC"}}]},
+              {"tool_calls": [{"name": "read_file", "arguments": {"path": "todo.txt"}}]},
+              {"content": "Created todo.txt containing ship it.", "repeat": True}]
+    asked: list[types.ShowMessageRequestParams] = []
+    async with lsp_session(tmp_path, script, config_extra=_servers(ws, '[mcp]\ndisabled = ["git", "everything"]\n')) \
+            as session:
+        def on_request(params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+            asked.append(params)
+            return types.MessageActionItem(title="Allow once")
+
+        session.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(on_request)
+        result = await session.command(c.CMD_RUN_TASK, {"task": "Create todo.txt containing ship it."}, timeout=120)
+    events = [json.loads(line) for line in Path(result["events_path"]).read_text().splitlines()]
+    completed = {e["payload"]["tool"]: e["payload"] for e in events if e["type"] == "tool.completed"}
+    assert len(asked) == 1 and "mcp__fs__write_file" in asked[0].message
+    assert (ws / "todo.txt").read_text() == "ship it\n"
+    assert completed["mcp__fs__write_file"]["ok"] and completed["mcp__fs__write_file"]["server"] == "fs"
+    assert completed["mcp__time__get_current_time"]["ok"]
+    assert result["status"] == "completed" and result["files_changed"] == ["todo.txt"], result
