@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -147,14 +148,17 @@ def test_a_50_mb_answer_is_refused_and_the_server_goes_on(open_source: Any) -> N
 
 
 @needs_bwrap
-def test_a_hanging_call_times_out_and_a_cancelled_one_ends(open_source: Any) -> None:
+def test_a_hanging_call_times_out_and_a_cancelled_one_ends(open_source: Any, tmp_path: Path) -> None:
     opened = open_source(entries={"atk": _entry(timeout_s=0.5)})
     hung = opened.call("mcp__atk__hang")
     assert not hung.ok and hung.facts["timed_out"] and "did not answer within 0.5 s" in hung.data["error"]
-    slow = open_source(entries={"atk2": _entry(timeout_s=60)})
+    log = tmp_path / "ws" / "methods.log"  # the server's own record of what it was sent
+    slow = open_source(entries={"atk2": _entry(timeout_s=60, env={"ATTACK_LOG": str(log)})})
     threading.Timer(0.3, slow.ctx.cancel.set).start()
     cancelled = slow.call("mcp__atk2__hang")
     assert not cancelled.ok and cancelled.facts["cancelled"] and cancelled.facts["progress"] == 0
+    slow.tool_set.close()
+    assert "notifications/cancelled" in log.read_text().split()  # the server was told to stop
 
 
 @needs_bwrap
@@ -309,3 +313,17 @@ def test_a_streamable_http_server_on_loopback(open_source: Any) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+@needs_bwrap
+def test_a_tool_the_server_withdraws_is_refused_after_list_changed(open_source: Any) -> None:
+    opened = open_source()
+    assert opened.call("mcp__atk__echo", text="before").ok
+    assert opened.call("mcp__atk__shrink").ok
+    hub = opened.tool_set.hub
+    assert hub is not None
+    deadline = time.monotonic() + 10
+    while "echo" in hub.connections["atk"].tools and time.monotonic() < deadline:
+        time.sleep(0.05)
+    gone = opened.call("mcp__atk__echo", text="after")
+    assert not gone.ok and "no longer offers 'echo'" in gone.data["error"]
