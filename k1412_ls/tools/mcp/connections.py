@@ -58,7 +58,7 @@ class ServerConnection:
     name: str
     spec: McpServerSpec
     env: dict[str, str] = field(default_factory=dict)
-    state: str = "starting"  # starting | running | failed | exited
+    state: str = "starting"  # starting | running | failed | exited | stopped
     problem: str | None = None
     tools: dict[str, mcp_types.Tool] = field(default_factory=dict)
     sandbox_label: str = "remote (streamable HTTP)"
@@ -116,7 +116,9 @@ class ServerConnection:
                 raise
         finally:
             self.session = None
-            if self.state == "running":
+            if self.state == "running" and self._stop.is_set():
+                self.state = "stopped"  # the run ended: no sentence, no wait for its exit here
+            elif self.state == "running":
                 self._ended()
             self._ready.set()
             if self.process is not None:
