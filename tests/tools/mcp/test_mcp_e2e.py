@@ -140,6 +140,10 @@ def test_a_filesystem_write_asks_and_is_tracked_and_stays_in_the_workspace(tmp_p
     assert result["files_changed"] == ["notes.txt"] and result["status"] == "completed", result["message"]
     outside = [e["payload"] for e in run.events() if e["type"] == "tool.completed" and not e["payload"]["ok"]]
     assert len(outside) == 1 and outside[0]["server"] == "fs"
+    # What the server wrote is undone like a command's write.
+    undone = k1412("undo", result["run_id"], "--json", cwd=ws, timeout=60)
+    assert undone.code == 0 and undone.result["restored"] == ["notes.txt"], undone.stdout + undone.stderr
+    assert not (ws / "notes.txt").exists()
 
 
 @needs_servers
