@@ -39,6 +39,11 @@ def mcp_sources(config: K1412Config, reserved: frozenset[str]) -> tuple[ToolSour
     """The user's MCP servers as a run's tool source (the mcp SDK is imported only when one is configured)."""
     if not any(spec.enabled for spec in config.mcp.servers.values()):
         return ()
-    from k1412_ls.tools.mcp.source import McpToolSource
+    try:
+        from k1412_ls.tools.mcp.source import McpToolSource
+    except ImportError as exc:
+        from k1412_ls.locations import ConfigError
 
+        raise ConfigError(f"MCP servers are configured ([mcp.servers] in {config.source}) but the mcp package "
+                          f"cannot be loaded ({exc}); install it with pip install 'mcp>=2.3,<3'.") from None
     return (McpToolSource(config.mcp, reserved),)

@@ -327,3 +327,22 @@ def test_a_tool_the_server_withdraws_is_refused_after_list_changed(open_source: 
         time.sleep(0.05)
     gone = opened.call("mcp__atk__echo", text="after")
     assert not gone.ok and "no longer offers 'echo'" in gone.data["error"]
+
+
+def test_content_blocks_become_text_the_model_can_read() -> None:
+    import mcp_types
+
+    from k1412_ls.tools.mcp.mcp_tools import render_content
+
+    result = mcp_types.CallToolResult(content=[
+        mcp_types.TextContent(type="text", text="first"),
+        mcp_types.ImageContent(type="image", data="aGVsbG8gd29ybGQh", mime_type="image/png"),
+        mcp_types.EmbeddedResource(type="resource", resource=mcp_types.TextResourceContents(
+            uri="file:///x.txt", text="inside")),
+        mcp_types.ResourceLink(type="resource_link", uri="file:///y.txt", name="y"),
+    ])
+    text = render_content(result)
+    assert text.splitlines() == ["first", "[image: image/png, 12 bytes, not shown]", "[resource file:///x.txt]",
+                                 "inside", "[resource link file:///y.txt: y]"]
+    structured = mcp_types.CallToolResult(content=[], structured_content={"sum": 5})
+    assert render_content(structured) == '{"sum": 5}'
