@@ -33,6 +33,7 @@ from k1412_ls.core.model_port import ChatModel
 from k1412_ls.core.run_outcomes import RunCancelled, RunEnded, RunFailed, RunResult
 from k1412_ls.core.run_request import AgentBrief, RunRequest
 from k1412_ls.core.test_watch import TestWatch
+from k1412_ls.core.tool_sources import close_tool_sets, open_tool_sources
 from k1412_ls.core.window import ContextBudget, request_chars, schemas_chars
 from k1412_ls.limits import LIMITS, Limits
 from k1412_ls.text.redact import Redactor
@@ -282,18 +283,15 @@ class _Run:
             ctx.cancel.set()
             delegator.cancel_all()
             processes.kill_all()
-            for tool_set in tool_sets:
-                tool_set.close()
+            if tool_sets:
+                await close_tool_sets(tool_sets, self.runtime.executor)
             changes.close()
             sandbox.close()
 
     async def _open_tool_sources(self, ctx: ToolContext, opened: list[ToolSet]) -> None:
         """Open the runtime's tool sources (MCP servers) for this run; their tools join what agents may call."""
-        loop = asyncio.get_running_loop()
-        for source in self.runtime.tool_sources:
-            opened.append(await loop.run_in_executor(self.runtime.executor, source.open, ctx, self.budget.chars,
-                                                     lambda kind, payload: self.emit(kind, payload)))
-        extra = [tool for tool_set in opened for tool in tool_set.tools]
+        extra = await open_tool_sources(self.runtime.tool_sources, self.runtime.executor, ctx, self.budget.chars,
+                                        lambda kind, payload: self.emit(kind, payload), opened)
         if extra:
             self.agents.registry = ToolRegistry([*self.runtime.registry, *extra])
 

@@ -109,6 +109,10 @@ def test_a_workspace_config_cannot_add_a_server_but_may_disable_one(tmp_path: Pa
     with pytest.raises(ConfigError, match=r"may not set 'mcp\.servers'"):
         load_config(workspace=ws)
     assert not canary.exists()
+    _write(ws / ".k1412" / "config.toml", f'[[hooks]]\nevent = "Stop"\ncommand = "touch {canary}"\n')
+    with pytest.raises(ConfigError, match="may not set 'hooks'"):
+        load_config(workspace=ws)
+    assert not canary.exists()
     # Control: the same entry in the user's own file is a server (and would start).
     _write(tmp_path / "xdg" / "k1412" / "config.toml", planted)
     (ws / ".k1412" / "config.toml").unlink()
