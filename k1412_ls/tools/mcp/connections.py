@@ -18,7 +18,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -238,6 +238,8 @@ class McpHub:
                     future.cancel()
                     break
             except (concurrent.futures.CancelledError, Exception) as exc:
+                if getattr(exc, "code", None) == mcp_types.CONNECTION_CLOSED and conn.process is not None:
+                    conn.process.settle(1.0)  # the pipe closed first: let its exit (and last words) arrive
                 answer.error = conn.usable() or _call_error(conn.name, exc)
                 break
         if not answer.cancelled and not answer.timed_out and answer.result is None and answer.error is None:
@@ -270,7 +272,5 @@ def _call_error(server: str, exc: BaseException) -> str:
     detail = text[0][:300] if text else type(exc).__name__
     return f"The MCP server '{server}' answered with an error: {detail}"
 
-
-ConnectionFactory = Callable[[str, McpServerSpec], ServerConnection]
 
 __all__ = ["CallAnswer", "McpHub", "ServerConnection"]
