@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from k1412_ls.config import K1412Config
     from k1412_ls.core.runtime import Runtime
+    from k1412_ls.tools.registry import ToolSource
 
 
 def build_runtime(config: K1412Config, *, home: Path | None = None, state_store: bool = True) -> Runtime:
@@ -29,4 +30,20 @@ def build_runtime(config: K1412Config, *, home: Path | None = None, state_store:
 
     home = state_dir() if home is None else home
     store = StateStore(home / "k1412.sqlite3") if state_store else None
-    return Runtime(config, build_chat_model, home, default_registry(), store)
+    registry = default_registry()
+    return Runtime(config, build_chat_model, home, registry, store,
+                   tool_sources=mcp_sources(config, frozenset(registry.names())))
+
+
+def mcp_sources(config: K1412Config, reserved: frozenset[str]) -> tuple[ToolSource, ...]:
+    """The user's MCP servers as a run's tool source (the mcp SDK is imported only when one is configured)."""
+    if not any(spec.enabled for spec in config.mcp.servers.values()):
+        return ()
+    try:
+        from k1412_ls.tools.mcp.source import McpToolSource
+    except ImportError as exc:
+        from k1412_ls.locations import ConfigError
+
+        raise ConfigError(f"MCP servers are configured ([mcp.servers] in {config.source}) but the mcp package "
+                          f"cannot be loaded ({exc}); install it with pip install 'mcp>=2.3,<3'.") from None
+    return (McpToolSource(config.mcp, reserved),)

@@ -71,6 +71,13 @@ def _parser() -> argparse.ArgumentParser:
     add_commands(sub)
     add_judge(sub)
 
+    mcp = sub.add_parser("mcp", help="the configured MCP servers")
+    mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    mcp_list = mcp_sub.add_parser("list", help="start each configured MCP server, show its state and tools, stop it")
+    mcp_list.add_argument("--config", help="configuration file (TOML)")
+    mcp_list.add_argument("--workspace", default=".", help="workspace the servers start in (its config may disable some)")
+    mcp_list.add_argument("--json", action="store_true", help="print a JSON list")
+
     undo = sub.add_parser("undo", help="restore every path a run changed to its state before the run")
     undo.add_argument("run", metavar="RUN_ID")
     undo.add_argument("--json", action="store_true", help="print the result object as JSON")
@@ -115,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_undo(args)
         if args.command == "acp":
             return _cmd_acp(args)
+        if args.command == "mcp":
+            return _cmd_mcp(args)
         return _cmd_lsp(args)
     except (CliError, ConfigError) as exc:
         print(f"k1412: {exc}", file=sys.stderr)
@@ -336,6 +345,19 @@ def _price(pricing: dict[str, Any] | None) -> str:
         return "unpriced"
     cached = pricing["input"] if pricing.get("cached_input") is None else pricing["cached_input"]
     return f"{pricing['input']:g} · {cached:g} · {pricing['output']:g}"
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from k1412_ls.config import load_config
+    from k1412_ls.tools.mcp.listing import list_servers, render_rows
+
+    workspace = _workspace(args.workspace)
+    rows = list_servers(load_config(args.config, workspace), workspace)
+    if args.json:
+        _print_json(rows)
+    else:
+        print("\n".join(render_rows(rows)))
+    return 0
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

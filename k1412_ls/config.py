@@ -233,6 +233,46 @@ class ConventionsSpec(BaseModel):
         return value
 
 
+_MCP_NAME = r"^[A-Za-z0-9_-]{1,32}$"
+
+
+class McpServerSpec(BaseModel):
+    """One ``[mcp.servers.NAME]`` entry (user configuration only); see k1412_ls/tools/mcp and docs/mcp.md."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | None = Field(default=None, min_length=1)  # a stdio server: the program, run in the sandbox
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)  # set for the server; nothing else of K1412's passes
+    env_vars: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = \
+        Field(default_factory=list)  # passed from K1412's own environment by name
+    url: str | None = Field(default=None, pattern=r"^https?://")  # a streamable HTTP server
+    enabled: bool = Field(default=True, strict=True)
+    tools: list[str] | None = None  # allow list of the server's tool names; None: all of them
+    timeout_s: float = Field(default=60.0, gt=0, le=3600)  # one tool call
+    startup_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    sandbox: bool = Field(default=True, strict=True)  # False: the server runs on the host, said in every result
+    network: bool = Field(default=False, strict=True)  # the sandboxed server reaches the network
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerSpec:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("an MCP server needs exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
+        return self
+
+
+class McpSpec(BaseModel):
+    """The MCP servers whose tools runs get (``[mcp]``); a workspace may only disable them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    servers: dict[Annotated[str, StringConstraints(pattern=_MCP_NAME)], McpServerSpec] = Field(default_factory=dict)
+    disabled: list[str] = Field(default_factory=list)  # server names not started
+    disabled_tools: list[str] = Field(default_factory=list)  # "server.tool" or "mcp__server__tool" not offered
+    # Beyond this many MCP tools (or 15 % of the context budget in schemas) they sit behind the mcp_tools search.
+    max_listed_tools: int = Field(default=40, ge=0, le=1000)
+
+
 class K1412Config(BaseModel):
     """The whole configuration tree; every field has a default."""
 
@@ -247,6 +287,7 @@ class K1412Config(BaseModel):
     undo: UndoSpec = Field(default_factory=UndoSpec)
     conventions: ConventionsSpec = Field(default_factory=ConventionsSpec)
     hooks: list[HookSpec] = Field(default_factory=list)
+    mcp: McpSpec = Field(default_factory=McpSpec)
     source: str = Field(default="built-in defaults", exclude=True)
 
     def model_spec(self, model_id: str | None = None) -> ModelSpec:
@@ -381,6 +422,8 @@ __all__ = [
     "ConventionsSpec",
     "HookSpec",
     "K1412Config",
+    "McpServerSpec",
+    "McpSpec",
     "ModelSpec",
     "Pricing",
     "ProviderSpec",

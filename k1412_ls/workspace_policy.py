@@ -93,6 +93,10 @@ WORKSPACE_RULES: dict[str, Rule] = {
     "undo.max_total_mb": _LOWER,
     "undo.max_age_days": _LOWER,
     "hooks": _never("a hook runs a command outside the sandbox"),
+    "mcp.servers": _never("an MCP server runs a program (or reaches an endpoint) of the repository's choosing"),
+    "mcp.disabled": Rule("add_only", "more servers left off, joined to the user's"),
+    "mcp.disabled_tools": Rule("add_only", "more MCP tools left off, joined to the user's"),
+    "mcp.max_listed_tools": _LOWER,
     "conventions.instruction_files": _free("which guidance files are read: text for the model, never a permission"),
     "conventions.skills": _free("whether skills are listed: text for the model, never a permission"),
 }

@@ -117,6 +117,10 @@ WIDEN_AND_RESTRICT: dict[str, tuple[Any, Any, Any]] = {
     "providers.<name>.gguf": ('"/var/tmp/planted.gguf"', None, None),
     "providers.<name>.chat_template": ('"chatml"', None, None),
     "hooks": ('"Stop"', None, None),
+    "mcp.servers": ('{ planted = { command = "sh", args = ["-c", "true"] } }', None, None),
+    "mcp.disabled": (None, '["theirs"]', '["mine"]'),
+    "mcp.disabled_tools": (None, '["theirs.tool"]', '["mine.tool"]'),
+    "mcp.max_listed_tools": ("1000", "5", "100"),
 }
 
 
@@ -207,6 +211,8 @@ def test_a_restricting_workspace_value_is_taken(key: str, home: Path) -> None:
         assert config.sandbox.hidden == ["mine", "secrets"]  # the user's stay, the workspace's are added
     elif key == "approval.rules":
         assert [rule.prefix for rule in config.approval.rules] == ["make", "git push"]
+    elif key in ("mcp.disabled", "mcp.disabled_tools"):
+        assert _value(config, key) == [*json.loads(user), *json.loads(restrict)]  # joined to the user's
     elif WORKSPACE_RULES[key].kind == "lower":
         assert _value(config, key) == float(restrict)
     elif WORKSPACE_RULES[key].kind == "false_only":

@@ -62,6 +62,8 @@ EVENT_TYPES: frozenset[str] = frozenset(
         "run.cancelled",
         # Appended after the run's end by `k1412 undo` / k1412.undoRun (k1412_ls/core/undo_result.py).
         "run.undone",
+        # One per configured MCP server at a run's start: started, failed or disabled (k1412_ls/tools/mcp).
+        "mcp.server",
         "model.requested",
         "model.responded",
         "tool.started",

@@ -113,7 +113,7 @@ def files_changed(events: Iterable[Event]) -> list[str]:
         if event.type != "tool.completed":
             continue
         facts = event.payload.get("facts") or {}
-        if facts.get("kind") == "exec":
+        if facts.get("kind") in ("exec", "mcp"):
             entries = facts.get("changes") or []
         elif facts.get("kind") == "write" and not facts.get("unchanged"):
             entries = facts.get("writes") or []

@@ -33,6 +33,7 @@ from k1412_ls.core.model_port import ChatModel
 from k1412_ls.core.run_outcomes import RunCancelled, RunEnded, RunFailed, RunResult
 from k1412_ls.core.run_request import AgentBrief, RunRequest
 from k1412_ls.core.test_watch import TestWatch
+from k1412_ls.core.tool_sources import close_tool_sets, open_tool_sources
 from k1412_ls.core.window import ContextBudget, request_chars, schemas_chars
 from k1412_ls.limits import LIMITS, Limits
 from k1412_ls.text.redact import Redactor
@@ -48,7 +49,7 @@ from k1412_ls.tools.files.locks import user_write_lock
 from k1412_ls.tools.files.workspace import Workspace
 from k1412_ls.tools.ports import RunServices, SubAgentOutcome
 from k1412_ls.tools.processes.process_table import ProcessTable
-from k1412_ls.tools.registry import ToolContext, ToolRegistry
+from k1412_ls.tools.registry import ToolContext, ToolRegistry, ToolSet, ToolSource
 from k1412_ls.tools.sandbox.command_sandbox import (
     RunSandbox,
     SandboxPolicy,
@@ -82,6 +83,8 @@ class Runtime:
     context_policy: ContextPolicy = field(default_factory=ContextPolicy)
     executor: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(32, "k1412-tool"))
     limits: Limits = LIMITS  # hard limits, whatever a model or configuration asks for
+    # Tools beyond the catalogue, opened for each run (the user's MCP servers; assembly.py wires them).
+    tool_sources: tuple[ToolSource, ...] = ()
     _active: dict[str, _ActiveRun] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -248,7 +251,9 @@ class _Run:
         ctx = self._context(RunServices(processes=processes, delegation=delegator, changes=changes, sandbox=sandbox,
                                         approval=approval, state=self.runtime.state))
         approval.cancel = ctx.cancel  # a pending question is given up when the run is cancelled
+        tool_sets: list[ToolSet] = []
         try:
+            await self._open_tool_sources(ctx, tool_sets)
             hook_context = await self._prompt_hooks()
             messages = self._build_context(hook_context)
             agent = self.agents.build(self.briefed, ctx, self.emit)
@@ -278,8 +283,17 @@ class _Run:
             ctx.cancel.set()
             delegator.cancel_all()
             processes.kill_all()
+            if tool_sets:
+                await close_tool_sets(tool_sets, self.runtime.executor)
             changes.close()
             sandbox.close()
+
+    async def _open_tool_sources(self, ctx: ToolContext, opened: list[ToolSet]) -> None:
+        """Open the runtime's tool sources (MCP servers) for this run; their tools join what agents may call."""
+        extra = await open_tool_sources(self.runtime.tool_sources, self.runtime.executor, ctx, self.budget.chars,
+                                        lambda kind, payload: self.emit(kind, payload), opened)
+        if extra:
+            self.agents.registry = ToolRegistry([*self.runtime.registry, *extra])
 
     def _sandbox_policy(self) -> SandboxPolicy:
         spec = self.runtime.config.sandbox

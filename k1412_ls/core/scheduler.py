@@ -177,8 +177,11 @@ class Scheduler:
             self._completed(outcome, arguments)
             return outcome
         queued = time.monotonic()
-        self.emit("tool.started", {"call_id": call.id, "tool": call.name, "args": tool.public_args(arguments),
-                                   "queue_ms": _ms(queued - batch_start)})
+        started: dict[str, Any] = {"call_id": call.id, "tool": call.name, "args": tool.public_args(arguments),
+                                   "queue_ms": _ms(queued - batch_start)}
+        if tool.server is not None:
+            started["server"] = tool.server
+        self.emit("tool.started", started)
         loop = asyncio.get_running_loop()
         begin = time.monotonic()
         future = loop.run_in_executor(self.executor, self.registry.execute, call.name, arguments, ctx)
@@ -215,6 +218,8 @@ class Scheduler:
             "facts": outcome.result.facts, "executed": outcome.executed,
             "queue_ms": outcome.queue_ms, "run_ms": outcome.run_ms,
         }
+        if tool is not None and tool.server is not None:
+            payload["server"] = tool.server
         if not outcome.result.ok:
             payload["error"] = str(outcome.result.data.get("error", ""))
         if "duplicate_of" in outcome.result.data:

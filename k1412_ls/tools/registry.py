@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -61,6 +61,8 @@ class Tool:
     tags: frozenset[str] = frozenset()
     # Argument fields whose values are bodies: published as size + sha256 only.
     body_fields: frozenset[str] = frozenset()
+    # The MCP server a tool comes from (k1412_ls/tools/mcp); None for K1412's own. Said in its events.
+    server: str | None = None
 
     def is_parallel_safe(self, arguments: dict[str, Any]) -> bool:
         if callable(self.parallel_safe):
@@ -179,6 +181,25 @@ class ToolRegistry:
             )
 
 
+class ToolSet(Protocol):
+    """Tools a run got from a :class:`ToolSource`; closed (servers stopped) when the run ends."""
+
+    tools: list[Tool]
+
+    def close(self) -> None: ...
+
+
+class ToolSource(Protocol):
+    """Tools beyond K1412's own catalogue, opened per run (the MCP servers: ``tools.mcp.source``).
+
+    ``open`` runs on a tool thread with the run's context, its context budget in characters and the run's
+    event emitter; it never raises for a source's own failure (it says so in events and results).
+    """
+
+    def open(self, ctx: ToolContext, budget_chars: int, emit: Callable[[str, dict[str, Any]], None]) -> ToolSet: ...
+
+
 # ToolContext and ReadRecord live with the run's services in tools/ports.py; most tools import them from here.
-__all__ = ["Handler", "ReadRecord", "Tool", "ToolContext", "ToolRegistry", "ToolResult", "body_summary",
+__all__ = ["Handler", "ReadRecord", "Tool", "ToolContext", "ToolRegistry", "ToolResult", "ToolSet", "ToolSource",
+           "body_summary",
            "describe_validation_error", "inline_schema", "parameters_schema"]

@@ -229,6 +229,13 @@ class EvidenceLedger:
                 self._take_writes(seq, depth, tool, {"writes": facts["changes"]})
         elif kind == "process":
             self._take_run(seq, depth, tool, facts, "process")
+        elif kind == "mcp":
+            # An MCP server's answer is a read of what it returned (its numbers, no path of ours), never a test
+            # run, a build or a commit; what it changed in the workspace is a write like a command's.
+            if ok:
+                self.looks.append(LookEntry(seq, depth, tool, "read", (), False, _strings(facts.get("numbers"))))
+            if isinstance(facts.get("changes"), list):
+                self._take_writes(seq, depth, tool, {"writes": facts["changes"]})
 
     def _take_writes(self, seq: int, depth: int, tool: str, facts: dict[str, Any]) -> None:
         unchanged = bool(facts.get("unchanged"))

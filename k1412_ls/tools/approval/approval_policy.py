@@ -404,6 +404,21 @@ class ApprovalGate:
         request = ApprovalRequest(command, tuple(dict.fromkeys(reasons)), generalized_prefix(first_words))
         return self._ask(request, grant)
 
+    def check_tool(self, name: str, reasons: list[str], shown: str) -> None:
+        """Decide about a call of a tool that is not a command (an MCP server's): the rules whose prefix is the
+        tool's name first, then a question when ``reasons`` says why one is needed; ToolError when it must not run."""
+        decided = [r for r in self._rules() if r.matches([name])]
+        strictest = max((r.decision for r in decided), key=_STRICTNESS.__getitem__, default=None)
+        if strictest == "forbid":
+            self._decided(shown, "forbid", "rule", name)
+            raise ToolError(f"The call is forbidden by the approval rule '{name}' in the configuration; do not "
+                            "call it or anything equivalent.")
+        if strictest == "allow":
+            return
+        why = [*reasons, *(["a rule asks before it"] if strictest == "ask" else [])]
+        if why:
+            self._ask(ApprovalRequest(shown, tuple(why), (name,)), Grant())
+
     def _ask(self, request: ApprovalRequest, grant: Grant) -> Grant:
         why = "; ".join(request.reasons)
         if self.policy.policy == "never":
