@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,23 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.delenv("K1412_CONFIG", raising=False)
     return home / "state"
+
+
+def _disabled_k1412_loggers() -> list[str]:
+    return sorted(name for name, logger in logging.Logger.manager.loggerDict.items()
+                  if name.startswith("k1412") and isinstance(logger, logging.Logger) and logger.disabled)
+
+
+@pytest.fixture(autouse=True)
+def k1412_loggers_stay_enabled() -> Iterator[None]:
+    """Fail the test that disables K1412's loggers (e.g. a dictConfig() in-process), not a later one that logs."""
+    before = set(_disabled_k1412_loggers())
+    yield
+    newly = [name for name in _disabled_k1412_loggers() if name not in before]
+    if newly:
+        for name in newly:
+            logging.getLogger(name).disabled = False  # the tests after this one log as the product does
+        pytest.fail(f"this test disabled K1412's loggers {', '.join(newly)}: their warnings would be lost", pytrace=False)
 
 
 def write_config(path: Path, base_url: str, *, model: str = "scripted", extra: str = "") -> Path:

@@ -8,23 +8,32 @@ rules import-linter cannot say.
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import grimp
 import pytest
-from importlinter.cli import lint_imports
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "k1412_ls"
 
 
-def test_the_layer_contracts_hold(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+# In a child process: import-linter's lint_imports() calls logging.config.dictConfig() without
+# disable_existing_loggers=False, which disables every logger that exists by then (k1412.mcp, k1412.config …)
+# for the rest of the pytest process, and it puts the working directory on sys.path.
+_LINT = ("import sys; from importlinter.cli import lint_imports; "
+         "sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))")
+
+
+def test_the_layer_contracts_hold() -> None:
     """Adapters on top, then assembly, core, tools, leaf utilities; nothing imports upwards."""
-    monkeypatch.chdir(ROOT)
-    status = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
-    assert status == 0, capsys.readouterr().out
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", _LINT, str(ROOT / "pyproject.toml")], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
