@@ -1123,14 +1123,6 @@ KNOWN_ESCAPES: dict[str, str] = {
     "the cwd first on sys.path and imports a planted gettext.py, unsandboxed, key in its environment",
     "pyshadow_planted_k1412_package_runs_on_next_start": "a planted ws/k1412_ls package replaces K1412 for "
     "the next python -m k1412_ls… started in the workspace (key in its environment)",
-    "toctou_bash_script_rewritten_after_check": "bash rel.sh is read at check time; a background process "
-    "rewrites it before it runs: the forbidden git push runs",
-    "toctou_sourced_file_rewritten_after_check": "the same for a sourced file",
-    "toctou_executed_script_rewritten_after_check": "the same for ./rel.sh",
-    "toctou_makefile_rewritten_after_check": "the same for a Makefile recipe",
-    "toctou_package_json_script_rewritten_after_check": "the same for an npm run script",
-    "toctou_program_swapped_for_git_after_check": "./gt is a shell script when checked and a copy of git "
-    "when it runs",
 }
 
 

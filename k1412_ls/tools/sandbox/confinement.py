@@ -42,6 +42,8 @@ class CommandPlan:
     label: str
     network: bool
     bwrap: str
+    pins: tuple[tuple[str, str], ...] = ()  # this command's own judged files: (private copy, path)
+    copies: str = ""  # the directory of those copies, removed when the command ends
 
     def key(self) -> tuple[str, ...]:
         """Everything that decides the sandbox except the working directory (a kept sandbox changes to it)."""
@@ -78,8 +80,10 @@ def plan_command(sandbox: RunSandbox, workspace: Path, cwd: Path, network: bool 
         label = f"{SANDBOXED}, {NETWORK_OFF_LABEL}"
     nested = () if policy.git_writable else sandbox.nested_git(workspace)
     sandbox.guard_git_links(workspace, nested, policy.git_writable)
-    plan = sandbox_plan(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested)
-    return CommandPlan(plan, label, net, box.path)
+    own, copies = sandbox.registry.materialize(sandbox.judged)
+    pins = tuple(dict.fromkeys((*sandbox.registry.live(), *own)))
+    plan = sandbox_plan(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested, pins)
+    return CommandPlan(plan, label, net, box.path, own, copies)
 
 
 def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Path,
