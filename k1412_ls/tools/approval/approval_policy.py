@@ -313,16 +313,20 @@ class ApprovalGate:
             roots.append(os.path.realpath(self.workspace))
         return roots
 
-    def _judged(self, reads: JudgedReads) -> tuple[Judged, list[str]]:
-        """The judged files a command could change (inside the writable places) and why they cannot be trusted."""
+    def _judged(self, reads: JudgedReads, alone: bool) -> tuple[Judged, list[str]]:
+        """The judged files a command could change (inside the writable places) and why they cannot be trusted.
+
+        ``alone``: the line is one simple command, so nothing of it runs before that command to re-point a
+        symbolic link (a link cannot be covered: a mount on it lands on its target)."""
         roots = self._writable_roots()
         files = {p: d for p, d in reads.files.items() if inside_any(p, roots)}
         absent = [p for p in reads.absent if inside_any(os.path.realpath(p), roots)]
         unsure = list(reads.unpinnable)
-        if self.workspace is not None:
-            unsure += [f"{name} is reached through a symbolic link in the workspace, which can be re-pointed after "
-                       "the check" for name in linked_inside(reads, self.workspace)]
-        if (files or absent) and self.others_running():
+        others = self.others_running()
+        if self.workspace is not None and (others or not alone):
+            unsure += [f"{name} is reached through a symbolic link in the workspace, which another command could "
+                       "re-point after the check" for name in linked_inside(reads, self.workspace)]
+        if (files or absent) and others:
             names = ", ".join(sorted({os.path.basename(p) for p in [*files, *absent]})[:3])
             unsure.append(f"another command of this run is running and could change {names} between this check "
                           "and the moment it runs")
@@ -429,7 +433,7 @@ class ApprovalGate:
         opaque = opaque or bool(_GIT_CONFIG_FROM_ENV.search(command))
         judged: Judged = ()
         if strict:
-            judged, distrust = self._judged(reads)
+            judged, distrust = self._judged(reads, alone=len(candidates) <= 1)
             unsure += distrust
         if unsure:
             reasons += [f"the approval rules cannot be checked: {why}" for why in dict.fromkeys(unsure[:3])]
