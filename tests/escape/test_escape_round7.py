@@ -1119,8 +1119,6 @@ KNOWN_ESCAPES: dict[str, str] = {
     "inotify_host_file_beside_workspace": "inotify watches on readable host files report the host's opens "
     "and reads to a background command",
     "inotify_shown_home_gitconfig": "the same on ~/.gitconfig, shown back read-only",
-    "pyshadow_undo_in_workspace_imports_planted_module": "python -m k1412_ls.cli undo in the workspace puts "
-    "the cwd first on sys.path and imports a planted gettext.py, unsandboxed, key in its environment",
     "pyshadow_planted_k1412_package_runs_on_next_start": "a planted ws/k1412_ls package replaces K1412 for "
     "the next python -m k1412_ls… started in the workspace (key in its environment)",
 }
