@@ -1106,10 +1106,6 @@ def round7_verdicts(request: pytest.FixtureRequest) -> dict[str, Any]:
 # Escapes this round found that are not closed yet, with why (measured; see the module docstring).
 # Strict: a listed case that stops escaping fails until it is taken off the list.
 KNOWN_ESCAPES: dict[str, str] = {
-    "fifo_beside_workspace_read_by_host_process": "opening a FIFO for writing works on a read-only mount: "
-    "a command writes into a host process's named pipe beside the workspace",
-    "fifo_in_home_dir_shown_back": "the same through a FIFO in ~/.cache/pip, shown back read-only",
-    "fifo_written_by_background_process": "the same from a process_start background process",
     "lock_flock_on_host_file_blocks_host_locker": "flock(LOCK_EX) needs only a read-only descriptor: a host "
     "locker gets EAGAIN while the background command runs",
     "lock_posix_read_lock_blocks_host_writer": "a POSIX read lock on a read-only descriptor makes a host "

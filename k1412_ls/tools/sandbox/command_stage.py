@@ -25,6 +25,7 @@ import fcntl
 import marshal
 import os
 import select
+import signal
 import sys
 from typing import Any
 
@@ -107,6 +108,8 @@ def serve(control: Any, root: str) -> int:
         return 0
     control.send(b"go")
     control.close()
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by the interpreter; an ignored signal survives exec
+        signal.signal(sig, signal.SIG_DFL)
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:

@@ -5,12 +5,14 @@ system-call filter's descriptor and the placeholder directories it holds (the ru
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.sandbox import landlock
 from k1412_ls.tools.sandbox.bubblewrap import (
     NETWORK_OFF_LABEL,
     SANDBOXED,
@@ -101,14 +103,28 @@ def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Pa
     return confine(argv, planned)
 
 
+@functools.cache
+def landlock_works() -> bool:
+    """Whether this kernel has Landlock (checked once per process)."""
+    return landlock.available()
+
+
+def writable_trees(planned: CommandPlan) -> list[str]:
+    """Where the command may open files for writing: its writable mounts, the run's ``/tmp`` and ``/dev``."""
+    return [*planned.plan.writable, "/tmp", "/dev"]
+
+
 def confine(argv: list[str], planned: CommandPlan) -> Confined:
-    """``argv`` in the sandbox ``planned`` describes: the system-call filter's descriptor made, placeholders held."""
+    """``argv`` in the sandbox ``planned`` describes: the system-call filter's descriptor made, placeholders held,
+    and (where the kernel has Landlock) opening files for writing limited to the writable trees
+    (``tools.sandbox.landlock``: a FIFO on a read-only host path is no way out)."""
     fd = filter_fd(command_filter(planned.network))
     flags = [*planned.plan.flags, "--seccomp", str(fd)]
     fds = (fd,)
     made = list(planned.plan.placeholders)
     PLACEHOLDERS.acquire(made)
-    return Confined([planned.bwrap, *flags, "--", *argv], planned.label, {"TMPDIR": "/tmp"},
+    inner = landlock.exec_argv(sys.executable, writable_trees(planned), argv) if landlock_works() else argv
+    return Confined([planned.bwrap, *flags, "--", *inner], planned.label, {"TMPDIR": "/tmp"},
                     functools.partial(PLACEHOLDERS.release, made), fds)
 
 
