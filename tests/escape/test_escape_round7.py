@@ -1110,8 +1110,6 @@ KNOWN_ESCAPES: dict[str, str] = {
     "locker gets EAGAIN while the background command runs",
     "lock_posix_read_lock_blocks_host_writer": "a POSIX read lock on a read-only descriptor makes a host "
     "writer's lockf fail (EAGAIN)",
-    "lock_read_lease_on_shown_gitconfig": "a read lease on ~/.gitconfig (the sandbox user owns it): a host "
-    "writer's open gets EWOULDBLOCK, or waits the 45 s lease-break time",
     "inotify_host_file_beside_workspace": "inotify watches on readable host files report the host's opens "
     "and reads to a background command",
     "inotify_shown_home_gitconfig": "the same on ~/.gitconfig, shown back read-only",

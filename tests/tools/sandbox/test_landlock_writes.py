@@ -107,3 +107,23 @@ def test_the_command_gets_exactly_its_environment(lab: tuple[Run, Path, HostFifo
     run, _, _ = lab
     out = run.run("env | grep -c '^LC_CTYPE=' || true", ).data["output"]
     assert out.strip().splitlines()[-1] == ("1" if "LC_CTYPE" in os.environ else "0"), out
+
+
+def test_a_command_cannot_take_a_lease_a_host_process_would_wait_on(lab: tuple[Run, Path, HostFifo]) -> None:
+    """Round 7, ``lock``: a read lease on a file the command owns but may only read makes a host writer's open
+    fail or wait 45 s. The filter refuses ``F_SETLEASE``. Control: the same lease works on the host."""
+    import fcntl
+
+    run, path, _ = lab
+    target = path.parent / "gitconfig"
+    target.write_text("[user]\n")
+    fd = os.open(target, os.O_RDONLY)
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)  # control: allowed outside the sandbox
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    finally:
+        os.close(fd)
+    probe = (f"python3 -c \"import fcntl,os; fd=os.open('{target}', os.O_RDONLY); "
+             "fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK); print('LEASED')\" 2>&1 | tail -1")
+    out = run.run(probe).data["output"]
+    assert "LEASED" not in out and "Operation not permitted" in out, out
