@@ -55,7 +55,7 @@ from k1412_ls.tools.approval.command_reading import (
     writes_git,
     written_paths,
 )
-from k1412_ls.tools.approval.judged_reads import JudgedReads, judging, linked_inside, record
+from k1412_ls.tools.approval.judged_reads import JudgedReads, judged_files, judging, record
 from k1412_ls.tools.approval.prefix_rules import PrefixRule, parse_rules, uncertain_rule
 from k1412_ls.tools.approval.script_reading import (
     repo_config_runs_programs,
@@ -66,7 +66,7 @@ from k1412_ls.tools.approval.script_reading import (
 from k1412_ls.tools.approval.write_reach import outside_writable, writable_dir_for
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy
-from k1412_ls.tools.sandbox.pinned_files import Judged, inside_any
+from k1412_ls.tools.sandbox.pinned_files import Judged
 
 log = logging.getLogger(__name__)
 
@@ -307,32 +307,6 @@ class ApprovalGate:
         with judging() as reads:
             return self._check(command, reads)
 
-    def _writable_roots(self) -> list[str]:
-        roots = [os.path.realpath(os.path.expanduser(w)) for w in self.sandbox.writable]
-        if self.workspace is not None:
-            roots.append(os.path.realpath(self.workspace))
-        return roots
-
-    def _judged(self, reads: JudgedReads, alone: bool) -> tuple[Judged, list[str]]:
-        """The judged files a command could change (inside the writable places) and why they cannot be trusted.
-
-        ``alone``: the line is one simple command, so nothing of it runs before that command to re-point a
-        symbolic link (a link cannot be covered: a mount on it lands on its target)."""
-        roots = self._writable_roots()
-        files = {p: d for p, d in reads.files.items() if inside_any(p, roots)}
-        absent = [p for p in reads.absent if inside_any(os.path.realpath(p), roots)]
-        unsure = list(reads.unpinnable)
-        others = self.others_running()
-        if self.workspace is not None and (others or not alone):
-            unsure += [f"{name} is reached through a symbolic link in the workspace, which another command could "
-                       "re-point after the check" for name in linked_inside(reads, self.workspace)]
-        if (files or absent) and others:
-            names = ", ".join(sorted({os.path.basename(p) for p in [*files, *absent]})[:3])
-            unsure.append(f"another command of this run is running and could change {names} between this check "
-                          "and the moment it runs")
-        pinned = tuple((p, d) for p, d in files.items() if p not in reads.unpinned)
-        return pinned, unsure
-
     def _check(self, command: str, reads: JudgedReads) -> Grant:
         line = parse_line(command)
         rules = self._rules()
@@ -433,7 +407,9 @@ class ApprovalGate:
         opaque = opaque or bool(_GIT_CONFIG_FROM_ENV.search(command))
         judged: Judged = ()
         if strict:
-            judged, distrust = self._judged(reads, alone=len(candidates) <= 1)
+            roots = [os.path.realpath(os.path.expanduser(w)) for w in self.sandbox.writable]
+            judged, distrust = judged_files(reads, [*roots, os.path.realpath(self._base())], self._base(),
+                                            others=self.others_running(), alone=len(candidates) <= 1)
             unsure += distrust
         if unsure:
             reasons += [f"the approval rules cannot be checked: {why}" for why in dict.fromkeys(unsure[:3])]

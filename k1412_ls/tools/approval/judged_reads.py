@@ -16,7 +16,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from k1412_ls.tools.sandbox.pinned_files import MAX_COPY_BYTES
+from k1412_ls.tools.sandbox.pinned_files import MAX_COPY_BYTES, Judged, inside_any
 
 
 @dataclass
@@ -89,4 +89,24 @@ def linked_inside(reads: JudgedReads, root: Path) -> list[str]:
     return found
 
 
-__all__ = ["JudgedReads", "judging", "linked_inside", "record", "record_absent"]
+def judged_files(reads: JudgedReads, roots: list[str], workspace: Path, *, others: bool,
+                 alone: bool) -> tuple[Judged, list[str]]:
+    """The judged files a command could change (beneath the writable ``roots``), to pin, and why the check
+    cannot trust them: another command of the run is running (``others``: it could rename over a path in its
+    own mount namespace), or a judged file is reached through a symbolic link in the workspace while something
+    could re-point it first (``alone``: the line is one simple command; a mount on a link lands on its target).
+    """
+    files = {p: d for p, d in reads.files.items() if inside_any(p, roots)}
+    absent = [p for p in reads.absent if inside_any(os.path.realpath(p), roots)]
+    unsure = list(reads.unpinnable)
+    if others or not alone:
+        unsure += [f"{name} is reached through a symbolic link in the workspace, which another command could "
+                   "re-point after the check" for name in linked_inside(reads, workspace)]
+    if (files or absent) and others:
+        names = ", ".join(sorted({os.path.basename(p) for p in [*files, *absent]})[:3])
+        unsure.append(f"another command of this run is running and could change {names} between this check "
+                      "and the moment it runs")
+    return tuple((p, d) for p, d in files.items() if p not in reads.unpinned), unsure
+
+
+__all__ = ["JudgedReads", "judged_files", "judging", "linked_inside", "record", "record_absent"]

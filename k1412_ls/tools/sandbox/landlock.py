@@ -17,9 +17,9 @@ nothing is restricted, and docs/sandbox.md says what is then not contained.
 
 from __future__ import annotations
 
+import _signal  # not ``signal``: it imports ``enum``, which doubles the helper's start
 import ctypes
 import os
-import signal
 import struct
 import sys
 
@@ -92,8 +92,8 @@ def exec_argv(python: str, writable: list[str], argv: list[str]) -> list[str]:
 def restore_signals() -> None:
     """The interpreter ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across ``exec``: put
     them back, so ``yes | head`` ends as it does in a shell (no "Broken pipe" message)."""
-    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(sig, signal.SIG_DFL)
+    for sig in (_signal.SIGPIPE, _signal.SIGXFSZ):
+        _signal.signal(sig, _signal.SIG_DFL)
 
 
 def _initial_environment() -> dict[bytes, bytes]:
