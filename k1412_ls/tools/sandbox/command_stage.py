@@ -31,9 +31,11 @@ from typing import Any
 
 if __package__:
     from k1412_ls.tools.sandbox.covers import covered_at_start, snapshot
+    from k1412_ls.tools.sandbox.landlock import restrict_writes
 else:  # run as a script in the sandbox: the sibling module, by path (the package is not importable there)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from covers import covered_at_start, snapshot  # type: ignore[no-redef]
+    from landlock import restrict_writes  # type: ignore[no-redef]
 
 IDLE_S = 300.0
 HIGH_FD = 1024  # the stage's own descriptors move above every number a command is given
@@ -78,6 +80,7 @@ def _wait(control: Any, seconds: float) -> bool:
 def serve(control: Any, root: str) -> int:
     checks, _none = _receive(control)
     tmpfs = [str(p) for p in checks["tmpfs"]]
+    writable = checks.get("writable")  # None: no Landlock on this kernel (tools.sandbox.landlock)
     null = [str(p) for p in checks["null"]]
     baseline = snapshot(tmpfs, null, root)
     if baseline is None or not covered_at_start(tmpfs, null):
@@ -103,6 +106,8 @@ def serve(control: Any, root: str) -> int:
             raise ValueError("a cover was replaced")
         os.chdir(cwd)
         _place(fds, targets)
+        if writable is not None:
+            restrict_writes([str(p) for p in writable])  # as a fresh sandbox's helper does
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         control.send(b"stale")
         return 0

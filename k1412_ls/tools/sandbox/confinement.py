@@ -114,16 +114,18 @@ def writable_trees(planned: CommandPlan) -> list[str]:
     return [*planned.plan.writable, "/tmp", "/dev"]
 
 
-def confine(argv: list[str], planned: CommandPlan) -> Confined:
+def confine(argv: list[str], planned: CommandPlan, *, landlocked_inside: bool = False) -> Confined:
     """``argv`` in the sandbox ``planned`` describes: the system-call filter's descriptor made, placeholders held,
     and (where the kernel has Landlock) opening files for writing limited to the writable trees
-    (``tools.sandbox.landlock``: a FIFO on a read-only host path is no way out)."""
+    (``tools.sandbox.landlock``: a FIFO on a read-only host path is no way out). ``landlocked_inside``: ``argv``
+    applies the same Landlock ruleset itself before it runs the command (the stage of a kept sandbox)."""
     fd = filter_fd(command_filter(planned.network))
     flags = [*planned.plan.flags, "--seccomp", str(fd)]
     fds = (fd,)
     made = list(planned.plan.placeholders)
     PLACEHOLDERS.acquire(made)
-    inner = landlock.exec_argv(sys.executable, writable_trees(planned), argv) if landlock_works() else argv
+    helper = landlock_works() and not landlocked_inside
+    inner = landlock.exec_argv(sys.executable, writable_trees(planned), argv) if helper else argv
     return Confined([planned.bwrap, *flags, "--", *inner], planned.label, {"TMPDIR": "/tmp"},
                     functools.partial(PLACEHOLDERS.release, made), fds)
 
@@ -132,4 +134,4 @@ def _nothing() -> None:
     return None
 
 
-__all__ = ["CommandPlan", "Confined", "confine", "confined_argv", "plan_command"]
+__all__ = ["CommandPlan", "Confined", "confine", "confined_argv", "landlock_works", "plan_command", "writable_trees"]
