@@ -1107,14 +1107,15 @@ def round7_verdicts(request: pytest.FixtureRequest) -> dict[str, Any]:
 # Strict: a listed case that stops escaping fails until it is taken off the list.
 KNOWN_ESCAPES: dict[str, str] = {
     "lock_flock_on_host_file_blocks_host_locker": "flock(LOCK_EX) needs only a read-only descriptor: a host "
-    "locker gets EAGAIN while the background command runs",
+    "locker gets EAGAIN while the background command runs (no sound rule: docs/sandbox.md, not contained, locks)",
     "lock_posix_read_lock_blocks_host_writer": "a POSIX read lock on a read-only descriptor makes a host "
-    "writer's lockf fail (EAGAIN)",
+    "writer's lockf fail (EAGAIN) (docs/sandbox.md, not contained, locks)",
     "inotify_host_file_beside_workspace": "inotify watches on readable host files report the host's opens "
-    "and reads to a background command",
+    "and reads to a background command (docs/sandbox.md, not contained, inotify)",
     "inotify_shown_home_gitconfig": "the same on ~/.gitconfig, shown back read-only",
     "pyshadow_planted_k1412_package_runs_on_next_start": "a planted ws/k1412_ls package replaces K1412 for "
-    "the next python -m k1412_ls… started in the workspace (key in its environment)",
+    "the next python -m k1412_ls… started in the workspace (key in its environment); it loads before any "
+    "K1412 code, so only -P/PYTHONSAFEPATH=1 (set by the editors) or the k1412 script keep it out (docs/sandbox.md)",
 }
 
 

@@ -8,6 +8,9 @@ the command's writable trees (the workspace, the run's ``/tmp``, ``/dev``, the d
 approval made writable), every other open for writing fails with ``EACCES``. Pipes and sockets without a
 path (``/dev/stdout`` → a pipe) are not restricted by Landlock.
 
+Moving a file to another directory (``REFER``) stays allowed everywhere (Landlock then only checks that the
+move gives the file no write access it did not have); Landlock is used from ABI 2, which has that right.
+
 Landlock must be applied after bubblewrap has built the sandbox (a Landlock-restricted process may not
 mount), so it runs in the sandbox: in the stage of a kept sandbox (``tools.sandbox.command_stage``) just
 before it execs the command, and for a fresh sandbox as ``python -I -S <this file> PATH… -- ARGV…``.
@@ -28,6 +31,10 @@ _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 ACCESS_FS_WRITE_FILE = 1 << 1
+# Moving or linking a file to another directory: the one right every Landlock ruleset denies unless a rule grants
+# it (rename(2) then fails with EXDEV: git's object store, pip, mv between directories). Granted everywhere.
+ACCESS_FS_REFER = 1 << 13
+MIN_ABI = 2  # REFER exists from ABI 2; under ABI 1 no file could change directories, so Landlock is not used
 _PR_SET_NO_NEW_PRIVS = 38
 SEPARATOR = "--"
 
@@ -49,7 +56,7 @@ def abi_version() -> int:
 
 
 def available() -> bool:
-    return abi_version() >= 1
+    return abi_version() >= MIN_ABI
 
 
 def restrict_writes(writable: list[str]) -> None:
@@ -58,19 +65,20 @@ def restrict_writes(writable: list[str]) -> None:
     Raises OSError when the kernel refuses the ruleset; a path in ``writable`` that does not exist is skipped.
     """
     libc = _libc()
-    attr = struct.pack("=Q", ACCESS_FS_WRITE_FILE)  # handled_access_fs (the size the first ABI defined)
+    attr = struct.pack("=Q", ACCESS_FS_WRITE_FILE | ACCESS_FS_REFER)  # handled_access_fs (the first ABI's size)
     buf = ctypes.create_string_buffer(attr, len(attr))
     ruleset = int(libc.syscall(ctypes.c_long(_CREATE_RULESET), buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0)))
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        for path in dict.fromkeys(writable):
+        grants = [("/", ACCESS_FS_REFER), *((path, ACCESS_FS_WRITE_FILE | ACCESS_FS_REFER) for path in writable)]
+        for path, access in dict.fromkeys(grants):
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue
             try:
-                rule = ctypes.create_string_buffer(struct.pack("=Qi", ACCESS_FS_WRITE_FILE, fd), 12)
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", access, fd), 12)
                 if libc.syscall(ctypes.c_long(_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
                                 rule, ctypes.c_uint32(0)) < 0:
                     raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
