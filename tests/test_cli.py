@@ -39,7 +39,7 @@ def test_hello_world_completes_with_a_faithful_log(tmp_path: Path, ws: Path) -> 
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert {e["run_id"] for e in events} == {result["run_id"]}
     assert all(e["meta"] == {"policy": "agent-loop-v8", "scheduler": "safe-parallel-v1",
-                             "context_policy": "recent-visible-v3", "sandbox": "sandbox-v5"} for e in events)
+                             "context_policy": "recent-visible-v3", "sandbox": "sandbox-v6"} for e in events)
     assert "print('hello world')" not in Path(result["events_path"]).read_text()
     written = next(e for e in events if e["type"] == "tool.completed" and e["payload"]["tool"] == "write_file")
     assert written["payload"]["args"]["content"]["bytes"] == len("print('hello world')\n")

@@ -39,14 +39,16 @@ from k1412_ls.text.redact import Redactor
 POLICY = "agent-loop-v8"
 SCHEDULER = "safe-parallel-v1"
 CONTEXT_POLICY = "recent-visible-v3"
-# What commands may reach: sandbox-v5 (allow lists: seccomp, environment, home; see docs/policies.md) over v4, which is bubblewrap always (or refused), read-only root, network off by default,
+# What commands may reach: sandbox-v6 (what the approval read is what runs: judged files pinned read-only; Landlock
+# limits opening files for writing to the writable trees; no file leases; see docs/policies.md) over v5 (allow lists:
+# seccomp, environment, home) over v4, which is bubblewrap always (or refused), read-only root, network off by default,
 # .git read-only, the approval policy (k1412_ls/tools/sandbox/command_sandbox.py, approval.py); v3 over v2: an allow rule's grant
 # holds only for a line that runs nothing else but plain readers, no unix sockets with the network off, PATH dirs
 # cannot be created or renamed, bare repositories and a home workspace's dot entries are read-only, /proc is
 # read-only, hard links into a git dir are undone before a command starts. v4 over v3: hidden and read-only paths
 # resolve at each command's start (and stay covered for the run), directories above them inside a writable root
 # cannot be renamed, a stopped sandboxed command is killed outright, the next command's sandbox is started ahead.
-SANDBOX = "sandbox-v5"
+SANDBOX = "sandbox-v6"
 META: dict[str, str] = {"policy": POLICY, "scheduler": SCHEDULER, "context_policy": CONTEXT_POLICY,
                         "sandbox": SANDBOX}
 

@@ -247,7 +247,8 @@ class _Run:
             sandbox=sandbox.policy, approver=request.approver,
             store=AllowStore(self.runtime.state_dir / "approvals.json"), user=request.user,
             emit=lambda kind, payload: self.emit(kind, payload),
-            git_dir_exists=lambda: (self.workspace.root / ".git").exists(), workspace=self.workspace.root)
+            git_dir_exists=lambda: (self.workspace.root / ".git").exists(), workspace=self.workspace.root,
+            others_running=lambda: sandbox.registry.running() > 0)
         ctx = self._context(RunServices(processes=processes, delegation=delegator, changes=changes, sandbox=sandbox,
                                         approval=approval, state=self.runtime.state))
         approval.cancel = ctx.cancel  # a pending question is given up when the run is cancelled

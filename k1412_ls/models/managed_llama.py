@@ -161,12 +161,14 @@ def _start(name: str, provider: ProviderSpec, place: ServerPlace, n_ctx: int, ke
                          "(the xllamacpp wheel).") from None
     place.leases.mkdir(parents=True, exist_ok=True)
     port = _free_port()
-    argv = [sys.executable, "-m", "k1412_ls.models.managed_llama_server", "--gguf", str(gguf.resolve()),
+    # -P and a cwd of its own: the server never imports from the directory K1412 was started in (a workspace).
+    argv = [sys.executable, "-P", "-m", "k1412_ls.models.managed_llama_server", "--gguf", str(gguf.resolve()),
             "--ctx", str(n_ctx), "--port", str(port), "--state", str(place.state), "--leases", str(place.leases),
             "--key", key, "--idle-s", str(provider.idle_s), "--chat-template", provider.chat_template or ""]
     with place.log.open("ab") as log:
         child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                                 close_fds=True, env={**os.environ, "PYTHONPATH": _import_root()})
+                                 close_fds=True, cwd=str(place.root),
+                                 env={**os.environ, "PYTHONPATH": _import_root(), "PYTHONSAFEPATH": "1"})
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         state = read_state(place)

@@ -79,6 +79,23 @@ export function splitCommandLine(line: string): string[] {
 }
 
 /**
+ * The environment the server starts with: the editor's own, with `PYTHONSAFEPATH=1`. The server starts in the
+ * workspace folder, and a `python -m k1412_ls lsp` there would otherwise put that folder first on `sys.path`:
+ * a `gettext.py` or a `k1412_ls/` package a command planted in the workspace would run as the server itself,
+ * outside the sandbox, with the provider key in its environment.
+ */
+export function serverEnvironment(base: Record<string, string | undefined>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(base)) {
+    if (value !== undefined) {
+      env[name] = value;
+    }
+  }
+  env.PYTHONSAFEPATH = '1';
+  return env;
+}
+
+/**
  * Read `k1412.server.command` (an argument array or one string) into an executable and its arguments.
  * Unset or empty means the default `k1412 lsp`.
  */

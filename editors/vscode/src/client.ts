@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 
-import { initializationOptions, parseServerCommand, readSettings } from './args';
+import { initializationOptions, parseServerCommand, readSettings, serverEnvironment } from './args';
 import { CMD_DELEGATE, NOTIFY_EVENT, SETTINGS_SECTION, SETTING_SERVER_COMMAND } from './constants';
 import { trustedGetter } from './trust';
 
@@ -28,7 +28,9 @@ export function createClient(hooks: ClientHooks): LanguageClient {
   const get = trustedGetter((key) => config.inspect(key));
   const server = parseServerCommand(get(SETTING_SERVER_COMMAND));
   const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  const serverOptions: ServerOptions = { command: server.command, args: server.args, options: { cwd } };
+  // PYTHONSAFEPATH=1: a Python server started in the workspace folder never imports modules from it.
+  const env = serverEnvironment(process.env);
+  const serverOptions: ServerOptions = { command: server.command, args: server.args, options: { cwd, env } };
   const clientOptions: LanguageClientOptions = {
     // The agent works on any file, so every file and untitled buffer is synced.
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],

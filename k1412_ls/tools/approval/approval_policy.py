@@ -55,6 +55,7 @@ from k1412_ls.tools.approval.command_reading import (
     writes_git,
     written_paths,
 )
+from k1412_ls.tools.approval.judged_reads import JudgedReads, judged_files, judging, record
 from k1412_ls.tools.approval.prefix_rules import PrefixRule, parse_rules, uncertain_rule
 from k1412_ls.tools.approval.script_reading import (
     repo_config_runs_programs,
@@ -65,6 +66,7 @@ from k1412_ls.tools.approval.script_reading import (
 from k1412_ls.tools.approval.write_reach import outside_writable, writable_dir_for
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.sandbox.command_sandbox import SandboxPolicy
+from k1412_ls.tools.sandbox.pinned_files import Judged
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +141,7 @@ class Grant:
     git_writable: bool = False
     writable: tuple[str, ...] = ()  # directories outside the workspace this command may write
     withheld: str = ""  # why a rule's grant was not given to this line (said to the model with the result)
+    judged: Judged = ()  # files the rules judged by content: bound read-only with those bytes (tools.sandbox.pinned_files)
 
     def sandbox_policy(self, base: SandboxPolicy) -> SandboxPolicy:
         policy = base
@@ -165,7 +168,7 @@ def _narrowed(grant: Grant, allowed_by: list[str], uncovered: list[str], opaque:
     others = ", ".join(f"'{p}'" for p in dict.fromkeys(uncovered[:5]))
     also = f"also runs {others}" if others else "cannot be read reliably"
     rules = ", ".join(f"'{p}'" for p in dict.fromkeys(allowed_by)) or "an allow rule"
-    return Grant(withheld=(f"The approval rule {rules} grants {' and '.join(wanted)} only to the commands it matches, and "
+    return Grant(judged=grant.judged, withheld=(f"The approval rule {rules} grants {' and '.join(wanted)} only to the commands it matches, and "
                            f"this line {also}, so it ran without {' or '.join(wanted)}; run the allowed command on a "
                            "line of its own to use the grant."))
 
@@ -185,6 +188,7 @@ class ApprovalGate:
     emit: Emit | None = None
     git_dir_exists: Callable[[], bool] = lambda: True
     workspace: Path | None = None
+    others_running: Callable[[], bool] = lambda: False  # another command of the run runs now (it could rewrite files)
     cancel: threading.Event = field(default_factory=threading.Event)
     _session: list[PrefixRule] = field(default_factory=list)
 
@@ -197,6 +201,8 @@ class ApprovalGate:
         path = Path(program) if program.startswith("/") else self._base() / program
         if not os.path.lexists(path):
             return None
+        if os.path.isfile(path) and any(r.decision != "allow" for r in self._rules()):
+            record(path, None)  # what the program is was judged: it runs as it was read
         real = program_name(os.path.realpath(path))
         if not words:
             return words
@@ -292,7 +298,16 @@ class ApprovalGate:
         return [*self.policy.rules, *saved, *self._session]
 
     def check(self, command: str) -> Grant:
-        """Decide about ``command``: a :class:`Grant` to run it, or a :class:`ToolError` saying why not."""
+        """Decide about ``command``: a :class:`Grant` to run it, or a :class:`ToolError` saying why not.
+
+        What the rules judge by file content (scripts, makefiles, ``package.json``, a program's bytes) is in the
+        grant (``judged``) so that exactly those bytes run (``tools.sandbox.pinned_files``); while another
+        command of the run is running, content cannot be trusted that way and the line is asked about.
+        """
+        with judging() as reads:
+            return self._check(command, reads)
+
+    def _check(self, command: str, reads: JudgedReads) -> Grant:
         line = parse_line(command)
         rules = self._rules()
         verdict = "allow"
@@ -390,6 +405,12 @@ class ApprovalGate:
                     or (words[0] == "git" and repo_config_runs_programs(self._base()))):
                 reasons.append("the approval policy 'untrusted' asks before commands that may change things")
         opaque = opaque or bool(_GIT_CONFIG_FROM_ENV.search(command))
+        judged: Judged = ()
+        if strict:
+            roots = [os.path.realpath(os.path.expanduser(w)) for w in self.sandbox.writable]
+            judged, distrust = judged_files(reads, [*roots, os.path.realpath(self._base())], self._base(),
+                                            others=self.others_running(), alone=len(candidates) <= 1)
+            unsure += distrust
         if unsure:
             reasons += [f"the approval rules cannot be checked: {why}" for why in dict.fromkeys(unsure[:3])]
         if opaque and (self.policy.policy == "untrusted" or any(r.decision != "allow" for r in rules)):
@@ -398,7 +419,7 @@ class ApprovalGate:
         if reasons and verdict == "allow":
             verdict = "ask"
         grant = Grant(network=True if wants_network else None, git_writable=wants_git,
-                      writable=tuple(dict.fromkeys(wants_dirs)))
+                      writable=tuple(dict.fromkeys(wants_dirs)), judged=judged)
         if verdict == "allow":
             return _narrowed(grant, allowed_by, uncovered, opaque or bool(unsure))
         request = ApprovalRequest(command, tuple(dict.fromkeys(reasons)), generalized_prefix(first_words))

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from k1412_ls.shell.words import SHELLS
+from k1412_ls.tools.approval.judged_reads import record, record_absent
 
 MAX_SCRIPT_BYTES = 256 * 1024
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -74,6 +75,8 @@ def _make_recipes(args: list[str], base: Path, written: set[str]) -> list[str] |
         return None
     found = next((p for p in paths if p.is_file()), None)
     if found is None:
+        for path in paths:
+            record_absent(path)  # make's built-in rules run; a makefile that appears later was never read
         return [] if not files else None
     text = _read(found)
     if text is None:
@@ -123,8 +126,10 @@ def _package_scripts(words: list[str], base: Path, written: set[str]) -> list[st
     if _key(path) in written:
         return None
     if not path.is_file():
+        record_absent(path)
         return []
-    text = _read(path)
+    # ``npm install`` and its kin rewrite package.json as their job: judged, but not bound read-only.
+    text = _read(path, pin=args[0] not in ("install", "i", "ci", "add"))
     try:
         scripts = json.loads(text or "").get("scripts", {})
     except (ValueError, AttributeError):
@@ -147,7 +152,7 @@ def repo_git_aliases(base: Path) -> dict[str, str]:
     """
     git = base / ".git"
     if git.is_file():
-        head = _read(git) or ""
+        head = _read(git, judged=False) or ""
         if head.startswith("gitdir:"):
             git = (base / head[len("gitdir:"):].strip()).resolve()
     entries: list[tuple[str, str, str]] = []
@@ -170,7 +175,7 @@ def repo_config_runs_programs(base: Path) -> bool:
     reading commands start; a config that cannot be read counts as naming one."""
     git = base / ".git"
     if git.is_file():
-        head = _read(git) or ""
+        head = _read(git, judged=False) or ""
         if head.startswith("gitdir:"):
             git = (base / head[len("gitdir:"):].strip()).resolve()
     entries: list[tuple[str, str, str]] = []
@@ -188,7 +193,7 @@ def _read_config(path: Path, found: list[tuple[str, str, str]], depth: int) -> b
             return False  # FIFOs and devices are never opened
     except OSError:
         return False
-    text = _read(path)
+    text = _read(path, judged=False)
     if text is None or depth > 3:
         return False
     section = ""
@@ -212,6 +217,8 @@ def _script(path: Path, written: set[str], *, require_shebang: bool) -> list[str
     if _key(path) in written:
         return None
     if not path.is_file():
+        if not os.path.lexists(path):
+            record_absent(path)  # a script that appears before it runs was never read
         return []
     if require_shebang:
         try:
@@ -220,13 +227,16 @@ def _script(path: Path, written: set[str], *, require_shebang: bool) -> list[str
         except OSError:
             return None
         if first.startswith("\x7fELF") or (first.startswith("#!") and not any(s in first for s in SHELLS)):
+            record(path, None)  # that it is not a shell script was judged: the program runs as it was read
             return []  # a binary, or a script for another interpreter (Python …): its programs are not read
         # No #! at all: the shell runs the file as a shell script itself (ENOEXEC), so it is read as one.
     text = _read(path)
     return None if text is None else [text]
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path, *, judged: bool = True, pin: bool = True) -> str | None:
+    """The text of ``path`` (None: unreadable, too large or binary); recorded as judged unless ``judged=False``
+    (``tools.approval.judged_reads``: the command then runs these exact bytes)."""
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_SCRIPT_BYTES + 1)
@@ -234,6 +244,8 @@ def _read(path: Path) -> str | None:
         return None
     if len(data) > MAX_SCRIPT_BYTES or b"\0" in data:
         return None
+    if judged:
+        record(path, data, pin=pin)
     return data.decode("utf-8", "replace")
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from k1412_ls.tools.errors import ToolError
 from k1412_ls.tools.files.confined import pin_root, refuse_if_moved
 from k1412_ls.tools.sandbox.mounts import inside
+from k1412_ls.tools.sandbox.pinned_files import pinned_by_a_command
 from k1412_ls.tools.sandbox.protected_paths import hidden_from_file_tools, protected_from_file_writes
 
 MAX_PATH_BYTES = 4096
@@ -91,6 +92,9 @@ class Workspace:
                 raise ToolError(f"The path '{path}' is protected (a shell start-up file, a PATH directory, K1412's own "
                                 "installation, or a dot entry of your home); file tools never write it, as commands "
                                 "cannot.")
+            if pinned_by_a_command(str(real)):
+                raise ToolError(f"The path '{path}' is in use by a running command, whose approval read it; it runs "
+                                "as it was read, so the file tools do not change it until that command ends.")
             self._refuse_dangling_links(lexical, path)
         return real
 

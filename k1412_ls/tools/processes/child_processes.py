@@ -204,12 +204,23 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
     if sandbox is not None:
         root = workspace or cwd
         planned = plan_command(sandbox, root, cwd, network)
+        # Counted as running (and its judged files pinned for every sandbox of the run) until it ends.
+        held = sandbox.registry.hold(planned.pins, planned.copies) if planned is not None else sandbox.registry.hold(())
         if planned is not None:
-            handle = _in_warm_sandbox(full, cwd, child_env, sandbox, root, planned, pass_fds)
+            try:
+                handle = _in_warm_sandbox(full, cwd, child_env, sandbox, root, planned, pass_fds, held)
+            except BaseException:
+                held()
+                raise
             if handle is not None:
                 return handle
-        confined = confined_argv(full, sandbox, root, cwd, network, planned)
-        full, label, release = confined.argv, confined.label, confined.release
+        try:
+            confined = confined_argv(full, sandbox, root, cwd, network, planned)
+        except BaseException:
+            held()
+            raise
+        full, label = confined.argv, confined.label
+        release = _both(confined.release, held)
         child_env.update(confined.env)
         extra_fds = confined.fds
         if planned is not None:
@@ -237,6 +248,16 @@ def spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, sandbox: Ru
     return handle
 
 
+def _both(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
+    def both() -> None:
+        try:
+            first()
+        finally:
+            second()
+
+    return both
+
+
 def _then_warm(release: Callable[[], None], sandbox: RunSandbox, root: Path) -> Callable[[], None]:
     """After a sandboxed command ended: its own clean-up, then the next command's sandbox started ahead."""
     def after() -> None:
@@ -262,7 +283,7 @@ def _warm_next(sandbox: RunSandbox, root: Path) -> None:
 
 
 def _in_warm_sandbox(argv: list[str], cwd: Path, env: dict[str, str], sandbox: RunSandbox, root: Path,
-                     planned: CommandPlan, pass_fds: Sequence[int]) -> ProcessHandle | None:
+                     planned: CommandPlan, pass_fds: Sequence[int], held: Callable[[], None]) -> ProcessHandle | None:
     """The command started in the sandbox kept for it, or None (none kept, or it does not fit exactly)."""
     warm = sandbox.take_warm()
     if not isinstance(warm, WarmSandbox):
@@ -280,7 +301,10 @@ def _in_warm_sandbox(argv: list[str], cwd: Path, env: dict[str, str], sandbox: R
         return None
     sandbox.base.warm_served += 1
     def after() -> None:
-        warm.finish()
+        try:
+            warm.finish()
+        finally:
+            held()
         _warm_next(sandbox, root)
 
     handle = ProcessHandle(popen, warm.label, warm.cap, after_exit=after)

@@ -81,13 +81,13 @@ def confinement_for(ctx: ToolContext, command: str) -> tuple[RunSandbox, bool, s
     gate = ctx.services.approval
     if gate is None:
         gate = ApprovalGate(sandbox=sandbox.policy, git_dir_exists=lambda: (ctx.workspace.root / ".git").exists(),
-                            workspace=ctx.workspace.root)
+                            workspace=ctx.workspace.root, others_running=lambda: sandbox.registry.running() > 0)
     grant = gate.check(command)
     for path in grant.writable:
         if not os.path.lexists(path):
             _create_approved_file(path)
     network = sandbox.policy.network if grant.network is None else grant.network
-    return sandbox.derived(grant.sandbox_policy(sandbox.policy)), network, grant.withheld
+    return sandbox.derived(grant.sandbox_policy(sandbox.policy), grant.judged), network, grant.withheld
 
 
 def _create_approved_file(path: str) -> None:

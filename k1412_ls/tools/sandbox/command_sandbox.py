@@ -61,6 +61,7 @@ from k1412_ls.tools.sandbox.host_tmp import tmp_tool_flags
 from k1412_ls.tools.sandbox.inward_links import inward_link_targets
 from k1412_ls.tools.sandbox.mounts import MountPlan
 from k1412_ls.tools.sandbox.path_trace import PathTrace
+from k1412_ls.tools.sandbox.pinned_files import Judged, PinRegistry
 from k1412_ls.tools.sandbox.protected_paths import (
     SECRET_PATHS,
     STARTUP_FILES,
@@ -183,8 +184,10 @@ def sandbox_flags(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pa
 
 
 def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Path, network: bool,
-                 fixed: FixedPaths | None = None, nested_git: tuple[str, ...] = ()) -> MountPlan:
-    """The mounts of :func:`sandbox_flags`, with the placeholder directories they make."""
+                 fixed: FixedPaths | None = None, nested_git: tuple[str, ...] = (),
+                 pins: tuple[tuple[str, str], ...] = ()) -> MountPlan:
+    """The mounts of :func:`sandbox_flags`, with the placeholder directories they make; ``pins`` are (source,
+    path) pairs bound read-only over writable paths (files an approval judged: ``tools.sandbox.pinned_files``)."""
     fixed = fixed or fixed_paths(policy)
     root = os.path.realpath(workspace)
     real_cwd = os.path.realpath(cwd)
@@ -226,6 +229,8 @@ def sandbox_plan(policy: SandboxPolicy, workspace: Path, cwd: Path, tmp_dir: Pat
                 plan.read_only(target)
     for path in fixed.protected:
         plan.read_only(path)
+    for source, path in pins:
+        plan.pin(source, path)
     # Links from the start-up files and PATH dirs into the workspace (a dotfiles repository): their targets are
     # what the user's shell, git and PATH read, so they are read-only like the links (tools.sandbox.inward_links).
     home = str(home_dir())
@@ -287,6 +292,12 @@ class RunSandbox:
         self.warm_served = 0  # commands that ran in a sandbox started ahead (diagnostics and benchmarks)
         self._started = time.time() - 1.0  # what changed since is looked at when the run ends (run_cleanup)
         self._roots: set[str] = set()
+        self.pins = PinRegistry()  # the run's judged files and running commands (one registry, on the run's own)
+        self.judged: Judged = ()  # files this view's one command was approved by content (tools.approval)
+
+    @property
+    def registry(self) -> PinRegistry:
+        return (self._owner or self).pins
 
     def note_root(self, root: Path) -> None:
         """A workspace a command ran in: looked over for special mode bits and shadowing programs at the end."""
@@ -342,12 +353,14 @@ class RunSandbox:
         self._fixed = (inputs, trace, fixed)
         return fixed
 
-    def derived(self, policy: SandboxPolicy) -> RunSandbox:
-        """The same run's sandbox (same ``/tmp``) with ``policy`` for one approved command."""
-        if policy == self.policy:
+    def derived(self, policy: SandboxPolicy, judged: Judged = ()) -> RunSandbox:
+        """The same run's sandbox (same ``/tmp``) with ``policy`` for one approved command, which runs the files
+        its approval ``judged`` as they were read."""
+        if policy == self.policy and not judged:
             return self
         view = RunSandbox(policy)
         view._owner = self._owner or self
+        view.judged = judged
         return view
 
     def tmp_dir(self) -> Path:

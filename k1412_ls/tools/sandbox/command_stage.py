@@ -25,14 +25,17 @@ import fcntl
 import marshal
 import os
 import select
+import signal
 import sys
 from typing import Any
 
 if __package__:
     from k1412_ls.tools.sandbox.covers import covered_at_start, snapshot
+    from k1412_ls.tools.sandbox.landlock import restrict_writes
 else:  # run as a script in the sandbox: the sibling module, by path (the package is not importable there)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from covers import covered_at_start, snapshot  # type: ignore[no-redef]
+    from landlock import restrict_writes  # type: ignore[no-redef]
 
 IDLE_S = 300.0
 HIGH_FD = 1024  # the stage's own descriptors move above every number a command is given
@@ -77,6 +80,7 @@ def _wait(control: Any, seconds: float) -> bool:
 def serve(control: Any, root: str) -> int:
     checks, _none = _receive(control)
     tmpfs = [str(p) for p in checks["tmpfs"]]
+    writable = checks.get("writable")  # None: no Landlock on this kernel (tools.sandbox.landlock)
     null = [str(p) for p in checks["null"]]
     baseline = snapshot(tmpfs, null, root)
     if baseline is None or not covered_at_start(tmpfs, null):
@@ -102,11 +106,15 @@ def serve(control: Any, root: str) -> int:
             raise ValueError("a cover was replaced")
         os.chdir(cwd)
         _place(fds, targets)
+        if writable is not None:
+            restrict_writes([str(p) for p in writable])  # as a fresh sandbox's helper does
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         control.send(b"stale")
         return 0
     control.send(b"go")
     control.close()
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by the interpreter; an ignored signal survives exec
+        signal.signal(sig, signal.SIG_DFL)
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as exc:

@@ -5,12 +5,14 @@ system-call filter's descriptor and the placeholder directories it holds (the ru
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from k1412_ls.tools.errors import ToolError
+from k1412_ls.tools.sandbox import landlock
 from k1412_ls.tools.sandbox.bubblewrap import (
     NETWORK_OFF_LABEL,
     SANDBOXED,
@@ -42,6 +44,8 @@ class CommandPlan:
     label: str
     network: bool
     bwrap: str
+    pins: tuple[tuple[str, str], ...] = ()  # this command's own judged files: (private copy, path)
+    copies: str = ""  # the directory of those copies, removed when the command ends
 
     def key(self) -> tuple[str, ...]:
         """Everything that decides the sandbox except the working directory (a kept sandbox changes to it)."""
@@ -78,8 +82,10 @@ def plan_command(sandbox: RunSandbox, workspace: Path, cwd: Path, network: bool 
         label = f"{SANDBOXED}, {NETWORK_OFF_LABEL}"
     nested = () if policy.git_writable else sandbox.nested_git(workspace)
     sandbox.guard_git_links(workspace, nested, policy.git_writable)
-    plan = sandbox_plan(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested)
-    return CommandPlan(plan, label, net, box.path)
+    own, copies = sandbox.registry.materialize(sandbox.judged)
+    pins = tuple(dict.fromkeys((*sandbox.registry.live(), *own)))
+    plan = sandbox_plan(policy, workspace, cwd, sandbox.tmp_dir(), net, sandbox.fixed(), nested, pins)
+    return CommandPlan(plan, label, net, box.path, own, copies)
 
 
 def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Path,
@@ -97,14 +103,30 @@ def confined_argv(argv: list[str], sandbox: RunSandbox, workspace: Path, cwd: Pa
     return confine(argv, planned)
 
 
-def confine(argv: list[str], planned: CommandPlan) -> Confined:
-    """``argv`` in the sandbox ``planned`` describes: the system-call filter's descriptor made, placeholders held."""
+@functools.cache
+def landlock_works() -> bool:
+    """Whether this kernel has Landlock (checked once per process)."""
+    return landlock.available()
+
+
+def writable_trees(planned: CommandPlan) -> list[str]:
+    """Where the command may open files for writing: its writable mounts, the run's ``/tmp`` and ``/dev``."""
+    return [*planned.plan.writable, "/tmp", "/dev"]
+
+
+def confine(argv: list[str], planned: CommandPlan, *, landlocked_inside: bool = False) -> Confined:
+    """``argv`` in the sandbox ``planned`` describes: the system-call filter's descriptor made, placeholders held,
+    and (where the kernel has Landlock) opening files for writing limited to the writable trees
+    (``tools.sandbox.landlock``: a FIFO on a read-only host path is no way out). ``landlocked_inside``: ``argv``
+    applies the same Landlock ruleset itself before it runs the command (the stage of a kept sandbox)."""
     fd = filter_fd(command_filter(planned.network))
     flags = [*planned.plan.flags, "--seccomp", str(fd)]
     fds = (fd,)
     made = list(planned.plan.placeholders)
     PLACEHOLDERS.acquire(made)
-    return Confined([planned.bwrap, *flags, "--", *argv], planned.label, {"TMPDIR": "/tmp"},
+    helper = landlock_works() and not landlocked_inside
+    inner = landlock.exec_argv(sys.executable, writable_trees(planned), argv) if helper else argv
+    return Confined([planned.bwrap, *flags, "--", *inner], planned.label, {"TMPDIR": "/tmp"},
                     functools.partial(PLACEHOLDERS.release, made), fds)
 
 
@@ -112,4 +134,4 @@ def _nothing() -> None:
     return None
 
 
-__all__ = ["CommandPlan", "Confined", "confine", "confined_argv", "plan_command"]
+__all__ = ["CommandPlan", "Confined", "confine", "confined_argv", "landlock_works", "plan_command", "writable_trees"]

@@ -91,6 +91,13 @@ class MountPlan:
             self.anchor_ancestors(path)
             self.flags += ["--ro-bind", path, path]
 
+    def pin(self, source: str, path: str) -> None:
+        """``source`` (a private copy of what was judged at ``path``) bound read-only over ``path`` where a command
+        could otherwise change it; the directories above it kept in place as for :meth:`read_only`."""
+        if self.writable_at(path) and os.path.isfile(path) and not self.unseen(path):
+            self.anchor_ancestors(path)
+            self.flags += ["--ro-bind", source, path]
+
     def anchor_ancestors(self, path: str) -> None:
         """Keep ``path`` where it is: its directories below the deepest mount holding it become mount points.
 

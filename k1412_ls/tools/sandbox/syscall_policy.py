@@ -40,7 +40,7 @@ REFUSE = act_errno(errno.EPERM)
 ALLOWED: tuple[str, ...] = (
     # reading and writing descriptors
     "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2",
-    "lseek", "close", "close_range", "dup", "dup2", "dup3", "fcntl", "flock", "fsync", "fdatasync", "sync",
+    "lseek", "close", "close_range", "dup", "dup2", "dup3", "flock", "fsync", "fdatasync", "sync",
     "syncfs", "sync_file_range", "ftruncate", "truncate", "fallocate", "fadvise64", "readahead",
     "copy_file_range", "sendfile", "splice", "tee", "vmsplice", "ioctl", "cachestat",
     # paths (open, creat, mknod and the chmod family: conditional_rules)
@@ -206,12 +206,27 @@ def _open_rules(name: str, flags: int) -> list[Rule]:
     return rules
 
 
+F_SETLEASE = 1024
+
+
+def _fcntl_rules() -> list[Rule]:
+    """``fcntl`` allowed but for ``F_SETLEASE``: a lease on a file the command may only read (one it owns, such
+    as a shown ``~/.gitconfig``) makes a host program's open of it fail or wait the lease-break time, and no
+    build or test tool takes leases. The command (second argument, an ``int``) is ``F_SETLEASE`` exactly, or it
+    has some other bit of its low 32 set, or it is 0 (``F_DUPFD``): three disjoint cases."""
+    rules = [Rule("fcntl", REFUSE, (_int_is(1, F_SETLEASE),)), Rule("fcntl", ACT_ALLOW, (_int_is(1, 0),))]
+    rules += [Rule("fcntl", ACT_ALLOW, (Compare(1, CMP_MASKED_EQ, 1 << bit, 1 << bit),))
+              for bit in range(32) if 1 << bit != F_SETLEASE]
+    return rules
+
+
 def conditional_rules(network: bool) -> list[Rule]:
     """The calls decided by their arguments."""
     rules = [*_socket_rules(network), *_socketpair_rules(network),
              *_namespace_rules("clone", _CLONE_NAMESPACES),
              *_namespace_rules("unshare", (*_CLONE_NAMESPACES, _CLONE_NEWTIME)),
-             *(Rule("personality", ACT_ALLOW, (Compare(0, CMP_EQ, persona),)) for persona in _PERSONALITIES)]
+             *(Rule("personality", ACT_ALLOW, (Compare(0, CMP_EQ, persona),)) for persona in _PERSONALITIES),
+             *_fcntl_rules()]
     for name, index in (("chmod", 1), ("fchmod", 1), ("fchmodat", 2), ("fchmodat2", 2), ("creat", 1),
                         ("mknod", 1), ("mknodat", 2)):
         rules += _mode_rules(name, index)

@@ -30,7 +30,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from k1412_ls.tools.sandbox.command_sandbox import RunSandbox
-from k1412_ls.tools.sandbox.confinement import CommandPlan, confine, plan_command
+from k1412_ls.tools.sandbox.confinement import (
+    CommandPlan,
+    confine,
+    landlock_works,
+    plan_command,
+    writable_trees,
+)
 from k1412_ls.tools.sandbox.covers import cover_checks as _checks
 from k1412_ls.tools.sandbox.launcher import launcher
 from k1412_ls.tools.sandbox.process_cap import ProcessCap
@@ -62,6 +68,7 @@ class WarmSandbox:
         self.root_id = _identity(root)
         self.cap = cap
         self._release: Callable[[], None] | None = None
+        self._writable: list[str] | None = None  # where the command may open files for writing (Landlock)
         self._popen: subprocess.Popen[bytes] | None = None
         self._started = threading.Event()
         self._done = threading.Event()  # the command it served ended, or it was discarded: the keeper may go
@@ -77,7 +84,10 @@ class WarmSandbox:
     def _start(self, planned: CommandPlan, theirs: socket.socket) -> None:
         flags = planned.plan.flags
         stage = [sys.executable, "-I", "-S", str(STAGE), str(theirs.fileno()), self.root]
-        confined = confine(stage, planned)
+        # The stage applies the command's Landlock ruleset itself, just before it execs the command (one
+        # interpreter start instead of two): the same ruleset a fresh sandbox's helper applies.
+        confined = confine(stage, planned, landlocked_inside=True)
+        self._writable = writable_trees(planned) if landlock_works() else None
         self._release = confined.release
         procs = self.cap.prepare()
         argv, preexec = launcher(confined.argv, procs)
@@ -107,7 +117,7 @@ class WarmSandbox:
         if failure or self._popen is None:
             self.discard()
             raise OSError(f"the next command's sandbox did not start ({failure[0] if failure else 'no process'})")
-        self._control.send(marshal.dumps(_checks(flags)))
+        self._control.send(marshal.dumps({**_checks(flags), "writable": self._writable}))
         self._control.setblocking(False)
 
     def ready(self) -> bool:

@@ -144,3 +144,11 @@ def test_filters_exist_for_the_supported_machines_only() -> None:
             assert len(program) % 8 == 0 and 0 < len(program) // 8 < 4096
     with pytest.raises(Unavailable, match="x86-64 and aarch64"):
         command_filter(False, "riscv64")
+
+
+def test_fcntl_is_allowed_but_for_taking_a_lease(machine: str) -> None:
+    """A read lease on a file the command owns but may only read blocks host writers (round 7, ``lock``)."""
+    for cmd in (0, 1, 2, 3, 4, 5, 6, 7, 36, 37, 38, 1025, 1026, 1030, 1031, 1033, 1034, 0x7FFFFFFF):
+        assert call(machine, "fcntl", 3, cmd, 0) == "ALLOW", cmd
+    assert call(machine, "fcntl", 3, syscall_policy.F_SETLEASE, 0) == "EPERM"
+    assert call(machine, "fcntl", 3, syscall_policy.F_SETLEASE | (1 << 32), 1) == "EPERM"  # the high word is ignored

@@ -104,6 +104,9 @@ end
 function M.lsp_config()
   return {
     cmd = M.settings().cmd,
+    -- The server starts in the project root: PYTHONSAFEPATH=1 keeps a `python -m k1412_ls lsp` there from
+    -- importing modules a command planted in the project (they would run outside the sandbox, key and all).
+    cmd_env = { PYTHONSAFEPATH = '1' },
     root_markers = vim.deepcopy(C.ROOT_MARKERS),
     settings = {},
     handlers = {

@@ -7,8 +7,16 @@ import {
   initializationOptions,
   parseServerCommand,
   readSettings,
+  serverEnvironment,
   splitCommandLine,
 } from '../args';
+
+describe('serverEnvironment', () => {
+  it('starts the server with PYTHONSAFEPATH=1 and the rest of the environment as it is', () => {
+    const env = serverEnvironment({ PATH: '/usr/bin', HOME: '/home/u', UNSET: undefined, PYTHONSAFEPATH: '' });
+    assert.deepEqual(env, { PATH: '/usr/bin', HOME: '/home/u', PYTHONSAFEPATH: '1' });
+  });
+});
 
 describe('parseServerCommand', () => {
   const cases: Array<[string, unknown, { command: string; args: string[] }]> = [
