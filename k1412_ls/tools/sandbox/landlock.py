@@ -23,6 +23,7 @@ from __future__ import annotations
 import _signal  # not ``signal``: it imports ``enum``, which doubles the helper's start
 import ctypes
 import os
+import stat
 import struct
 import sys
 
@@ -78,6 +79,12 @@ def restrict_writes(writable: list[str]) -> None:
             except OSError:
                 continue
             try:
+                if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                    # A writable file (not a tree): only file rights may be granted on it (REFER is for
+                    # directories, and the kernel refuses the rule otherwise).
+                    access &= ACCESS_FS_WRITE_FILE
+                    if not access:
+                        continue
                 rule = ctypes.create_string_buffer(struct.pack("=Qi", access, fd), 12)
                 if libc.syscall(ctypes.c_long(_ADD_RULE), ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
                                 rule, ctypes.c_uint32(0)) < 0:

@@ -138,3 +138,19 @@ def test_a_command_cannot_take_a_lease_a_host_process_would_wait_on(lab: tuple[R
              "fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK); print('LEASED')\" 2>&1 | tail -1")
     out = run.run(probe).data["output"]
     assert "LEASED" not in out and "Operation not permitted" in out, out
+
+
+def test_a_single_writable_file_is_a_rule_the_kernel_takes(tmp_path: Path) -> None:
+    # A writable mount can be one file (a home workspace's shown ~/.gitconfig): the rule on it carries only
+    # file rights, or the kernel refuses the whole ruleset and no command can start.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    single = tmp_path / "notes.txt"
+    single.write_text("old\n")
+    run = Run(ws, SandboxPolicy(writable=(str(single),)))
+    try:
+        result = run.run(f"echo new > {single} && echo fine > here.txt && cat {single}")
+    finally:
+        run.close()
+    assert "new" in result.data["output"] and "could not be applied" not in result.data["output"], result.data
+    assert single.read_text() == "new\n" and (ws / "here.txt").read_text() == "fine\n"
