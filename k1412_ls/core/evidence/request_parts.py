@@ -17,8 +17,12 @@ from collections.abc import Callable
 _CLAUSES = re.compile(r"[，,;；!！?？。\n]|\.(?=\s|$)|\b(?:and\s+then|then|also)\b|\band\b(?!\s+(?:the\s+)?[\w./-]+\.\w{1,8}\b)"
                       r"|然后|并且|并|顺便|同时|另外|再")
 _QUOTED_COMMAND = re.compile(r"`[^`\n]*\s[^`\n]*`")
+# Before a file: it is context (what calls the code, what it is like) or the tool of the work (run it, with it).
 _RELATED = re.compile(r"(?:\bwhich|\bthat|\bwho|\bwhere|\bcalls?|\bcalled|\bimports?|\buses?|\bused\s+by|\blike|"
-                      r"\bsee|调用|引用|导入|使用|用到|依赖|参考|参照|像)\s*(?:\S+\s*){0,3}$", re.IGNORECASE)
+                      r"\bsee|\bwith|\busing|\bvia|\brun(?:ning)?|\bexecute|\bcheck\s+with|调用|引用|导入|使用|用到|依赖|"
+                      r"参考|参照|像|用|通过|跑一下|跑|运行|执行)\s*(?:\S+\s*){0,3}$", re.IGNORECASE)
+# A clause that reports a state ("data.csv 已更新", "config.py was updated") asks for nothing.
+_REPORTED = re.compile(r"已经?|\b(?:has|have)\s+been\b|\bwas\s+\w+ed\b|\balready\b|\bis\s+now\b", re.IGNORECASE)
 
 
 def each_changed(request: str, targets: tuple[str, ...], named: tuple[str, ...],
@@ -29,7 +33,7 @@ def each_changed(request: str, targets: tuple[str, ...], named: tuple[str, ...],
     request = _QUOTED_COMMAND.sub(" ", request)  # "rebuild with `node build.js`": build.js is the tool, not a place
     for clause in _CLAUSES.split(request):
         present = [n for n in named if n in clause]
-        if not present or not asks_change(clause):
+        if not present or not asks_change(clause) or _REPORTED.search(clause):
             continue
         for name in present:
             before = clause[:clause.index(name)]
