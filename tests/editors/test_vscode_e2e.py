@@ -87,6 +87,11 @@ def _run_code_server(tmp_path: Path, ws: Path, tools: Path, config: Path,
     code_server = tools / "node_modules" / ".bin" / "code-server"
     user_data, extensions = tmp_path / "user-data", tmp_path / "extensions"
     (user_data / "User").mkdir(parents=True)
+    # k1412.server.command is machine-scoped (a workspace may not set what runs): code-server reads such
+    # settings from its Machine settings, not the User file.
+    (user_data / "Machine").mkdir(parents=True)
+    (user_data / "Machine" / "settings.json").write_text(json.dumps({
+        "k1412.server.command": server_command or [sys.executable, "-m", "k1412_ls.cli", "lsp"]}), encoding="utf-8")
     (user_data / "User" / "settings.json").write_text(json.dumps({
         "k1412.server.command": server_command or [sys.executable, "-m", "k1412_ls.cli", "lsp"],
         "security.workspace.trust.enabled": False, "workbench.startupEditor": "none",
