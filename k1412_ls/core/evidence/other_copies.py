@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import ast
 import posixpath
-import re
 
 from k1412_ls.core.evidence.invocations import CommandShape
 
 _ROOT_VARIABLES = {"PYTHONPATH": (".py",), "NODE_PATH": (".js", ".cjs", ".mjs")}
-_ENV_WORD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 
 
 def _norm(path: str, cwd: str = ".") -> str:

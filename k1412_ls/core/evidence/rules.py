@@ -19,6 +19,7 @@ from k1412_ls.core.evidence.figures import (
     unproven_results,
 )
 from k1412_ls.core.evidence.invocations import classify_argv
+from k1412_ls.core.evidence.partial_work import partial_work
 from k1412_ls.core.evidence.proof import (
     MAX_LISTED,
     TEST_FILE,
@@ -45,9 +46,7 @@ from k1412_ls.core.evidence.proof import (
     verified,
 )
 from k1412_ls.core.evidence.quoted_facts import unseen_quotes
-from k1412_ls.core.evidence.request_parts import named_functions, unchecked_functions
 from k1412_ls.core.evidence.requested_commands import requested_commands, runs_like, runs_requested
-from k1412_ls.core.evidence.requested_values import values_not_held
 from k1412_ls.core.evidence.requirements import without_prohibitions
 from k1412_ls.text.numbers import extract_measurements, measurement_units
 from k1412_ls.text.runner_summaries import Suite
@@ -100,24 +99,7 @@ def check_artifact(ev: Evidence) -> list[Problem]:
             problems.append(Problem("artifact", f"{names(wanted)} was never {what} in this run",
                                     f"make the requested change to {target} itself (not another file), then "
                                     "verify it."))
-    unset = values_not_held(req.request, [s for p, s in files.items() if any(same_path(p, t) for t in wanted)])
-    if unset and not deleting:
-        problems.append(Problem("artifact", f"the request sets {names(unset)}, which no changed file holds",
-                                f"write {unset[0]} where the request asks, then read the file back."))
-    after = last_code_write(ev)
-    if files and not passing_tests_after(ev, after) and not any(
-            look.seq > after and look.kind in ("read", "git") for look in ev.looks):
-        checks = [r.command for r in ev.runs if r.seq >= after and r.succeeded]
-        unchecked = unchecked_functions(named_functions(req.request), checks)
-        if unchecked:
-            problems.append(Problem("artifact", f"the checks after the change named some of the functions the "
-                                    f"request names, never {names(unchecked)}",
-                                    f"check {unchecked[0]} too (call it, run its tests or read it back)."))
-    left = [t for t in req.each_target if t in wanted and t not in changed_targets]
-    if changed_targets and left:
-        problems.append(Problem("artifact", f"{names(left)} was never {'deleted' if deleting else 'changed'} in "
-                                "this run, though the request asks for the change there too",
-                                f"make the requested change to {left[0]} as well, then verify it."))
+    problems += partial_work(ev, files, wanted, changed_targets, deleting)
     for target in wanted:
         state = next((s for p, s in files.items() if same_path(p, target)), None)
         if state is not None and not state.present and not deleting:
